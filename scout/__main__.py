@@ -1,0 +1,3 @@
+from scout.cli.main import main
+
+main()

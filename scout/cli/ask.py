@@ -1,0 +1,42 @@
+"""``scout ask QUESTION``: answer from the index with checked citations, or decline (both exit 0)."""
+
+from __future__ import annotations
+
+import click
+
+from scout.answer import AnswerResult, ask as answer_question, render
+from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
+from scout.providers import REGISTRY, make_provider
+from scout.retrieve import MAX_PASSAGES, MIN_PASSAGES
+
+
+@click.command()
+@click.argument("question")
+@click.option(
+    "--passages",
+    type=click.IntRange(MIN_PASSAGES, MAX_PASSAGES),
+    default=None,
+    help=f"Passages to give the model, {MIN_PASSAGES} to {MAX_PASSAGES} (default: answer.passages).",
+)
+@click.option(
+    "--provider",
+    type=click.Choice(list(REGISTRY)),
+    default=None,
+    help="Who composes the answer (default: answer.provider). offline is not a model.",
+)
+@json_option
+@pass_runtime
+def ask(
+    runtime: Runtime, question: str, passages: int | None, provider: str | None, as_json: bool
+) -> None:
+    """Answer QUESTION from the documentation, citing passages, or decline with a reason."""
+    settings = runtime.config.answer
+    name = provider or settings.provider
+    result: AnswerResult = answer_question(
+        question,
+        store=runtime.store(),
+        provider=lambda: make_provider(name, model=settings.model),
+        passages=passages or settings.passages,
+        provider_name=name,
+    )
+    emit(result.to_json(), as_json, lambda _: render(result))

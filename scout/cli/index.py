@@ -1,0 +1,35 @@
+"""``scout index``."""
+
+from __future__ import annotations
+
+import click
+
+from scout.cli.runtime import Runtime, emit, json_option, pass_runtime, progress
+
+
+@click.command()
+@json_option
+@pass_runtime
+def index(runtime: Runtime, as_json: bool) -> None:
+    """Index every qualifying project whose default-branch head moved since last time."""
+    from scout.corpus.index import index_estate
+    from scout.corpus.rules import CorpusRules
+
+    config = runtime.config
+    forge = runtime.forge()
+    store = runtime.store(create=True)
+    rules = CorpusRules(tuple(config.forge.groups), config.corpus)
+    summary = index_estate(forge, store, rules, progress=progress)
+    emit(summary.to_json(), as_json, _human)
+
+
+def _human(result: dict[str, object]) -> str:
+    skipped = result["skipped"]
+    line = (
+        f"indexed {result['projects_indexed']} project(s), {result['projects_unchanged']} unchanged, "
+        f"{result['projects_removed']} removed; {result['passages']} passage(s) written "
+        f"in {result['seconds']}s"
+    )
+    if skipped:
+        line += "\nskipped: " + ", ".join(f"{k} {v}" for k, v in skipped.items())  # type: ignore[attr-defined]
+    return line

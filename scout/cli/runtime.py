@@ -1,0 +1,85 @@
+"""What every command shares: the loaded config, the store, and one way to print results.
+
+Results go to stdout (human text, or exactly one JSON document with ``--json``); progress and logs
+go to stderr. Commands call :func:`emit` rather than printing, so the two never mix.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import click
+
+from scout.config import Config, load_config
+from scout.forge.base import Forge
+from scout.store import Store
+
+
+@dataclass
+class Runtime:
+    """Per-invocation state, created by the ``scout`` group and passed to every command."""
+
+    config_path: str | None = None
+    _stores: list[Store] = field(default_factory=list)
+    _forges: list[Forge] = field(default_factory=list)
+
+    @cached_property
+    def config(self) -> Config:
+        return load_config(self.config_path)
+
+    def store(self, *, create: bool = False, path: Path | None = None) -> Store:
+        store = Store.open(path or self.config.store.path, create=create)
+        self._stores.append(store)
+        return store
+
+    def forge(self) -> Forge:
+        from scout.forge import open_forge
+
+        forge = open_forge(self.config)
+        self._forges.append(forge)
+        return forge
+
+    def close(self) -> None:
+        for forge in self._forges:
+            forge.close()
+        self._forges.clear()
+        for store in self._stores:
+            store.close()
+        self._stores.clear()
+
+
+pass_runtime = click.make_pass_decorator(Runtime)
+
+
+def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The ``--json`` flag every command takes."""
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print exactly one JSON document on stdout."
+    )(function)
+
+
+def emit(result: Any, as_json: bool, human: Callable[[Any], str]) -> None:
+    """Print a command's result: JSON (one document) or the human rendering."""
+    if as_json:
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+    else:
+        text = human(result)
+        if text:
+            click.echo(text)
+
+
+def progress(message: str) -> None:
+    """A progress line on stderr, only when a person is watching."""
+    if sys.stderr.isatty():
+        click.echo(message, err=True)
+
+
+def log(message: str) -> None:
+    """A log line on stderr (always): skipped files, retries, reasons."""
+    click.echo(message, err=True)

@@ -1,0 +1,24 @@
+"""Prompt composition and the citation check: pure functions between retrieval and the provider."""
+
+from scout.compose.citations import Verdict, check, markers
+from scout.compose.prompt import (
+    addresses_task,
+    answer_task,
+    neutralise,
+    prompt_passages,
+    render_passages,
+)
+from scout.compose.schema import AddressesOutput, AnswerOutput
+
+__all__ = [
+    "AddressesOutput",
+    "AnswerOutput",
+    "Verdict",
+    "addresses_task",
+    "answer_task",
+    "check",
+    "markers",
+    "neutralise",
+    "prompt_passages",
+    "render_passages",
+]

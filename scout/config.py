@@ -1,0 +1,158 @@
+"""Scout's TOML configuration (DESIGN.md, "Config"), validated by pydantic.
+
+Rules: unknown keys are errors (a typo must not silently fall back to a default); every error names
+the file, the dotted key and what was expected; secrets are never read from the file, only from the
+environment variable the file names; relative paths resolve against the config file's folder.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from scout.errors import ConfigError
+
+DEFAULT_FILE = "scout.toml"
+ENV_VAR = "SCOUT_CONFIG"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ForgeConfig(_Section):
+    kind: Literal["gitlab", "local"]
+    url: str = Field(description="the GitLab web URL that permalinks and signposts are built on")
+    token_env: str = "GITLAB_TOKEN"
+    path: Path | None = None
+    groups: list[str] = Field(min_length=1)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("expected an http(s) URL such as https://gitlab.example.com")
+        return value.rstrip("/")
+
+    @field_validator("groups")
+    @classmethod
+    def _clean_groups(cls, value: list[str]) -> list[str]:
+        cleaned = [g.strip("/") for g in value]
+        if any(not g for g in cleaned):
+            raise ValueError("expected non-empty group paths such as 'acme'")
+        return cleaned
+
+    @model_validator(mode="after")
+    def _local_needs_path(self) -> ForgeConfig:
+        if self.kind == "local" and self.path is None:
+            raise ValueError("kind = 'local' needs path = '<estate directory>'")
+        return self
+
+
+class CorpusConfig(_Section):
+    visibility: list[Literal["public", "internal", "private"]] = ["public"]
+    exclude_projects: list[str] = []
+    exclude_paths: list[str] = []
+    include_archived: bool = False
+
+
+class DocsSiteConfig(_Section):
+    url: str
+    project: str
+    root: str = "docs/"
+    check_live: bool = False
+
+    @field_validator("url")
+    @classmethod
+    def _site_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("expected an http(s) URL such as https://docs.example.com/project/")
+        return value if value.endswith("/") else value + "/"
+
+
+class AnswerConfig(_Section):
+    provider: Literal["claude-local", "anthropic", "offline"] = "claude-local"
+    model: str = "claude-haiku-4-5"
+    passages: int = Field(default=8, ge=1, le=20)
+
+
+class IngestConfig(_Section):
+    schedule: str = "*/30 * * * *"
+
+
+class StoreConfig(_Section):
+    path: Path = Path("scout.db")
+
+
+class Config(_Section):
+    forge: ForgeConfig
+    corpus: CorpusConfig = CorpusConfig()
+    docs_site: list[DocsSiteConfig] = []
+    answer: AnswerConfig = AnswerConfig()
+    ingest: IngestConfig = IngestConfig()
+    store: StoreConfig = StoreConfig()
+    source: Path = Path(DEFAULT_FILE)
+
+    def token(self) -> str | None:
+        """The forge token, read from the environment only (never from the file)."""
+        return os.environ.get(self.forge.token_env) or None
+
+
+def _candidates(explicit: str | os.PathLike[str] | None) -> list[Path]:
+    if explicit:
+        return [Path(explicit)]
+    if os.environ.get(ENV_VAR):
+        return [Path(os.environ[ENV_VAR])]
+    return [Path(DEFAULT_FILE)]
+
+
+def _describe(error: dict[str, object]) -> str:
+    where = ".".join(str(p) for p in error["loc"]) or "(top level)"  # type: ignore[union-attr]
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return f"{where}: unknown key"
+    if kind == "missing":
+        return f"{where}: required key is missing"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message} (got {error.get('input')!r})"
+
+
+def load_config(explicit: str | os.PathLike[str] | None = None) -> Config:
+    """Find, parse and validate the config; raise ConfigError naming the file and the key."""
+    paths = _candidates(explicit)
+    found = next((p for p in paths if p.is_file()), None)
+    if found is None:
+        looked = ", ".join(str(p.absolute()) for p in paths)
+        raise ConfigError(
+            f"no config file found (looked at {looked}); pass --config PATH or set {ENV_VAR}"
+        )
+    try:
+        data = tomllib.loads(found.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{found}: cannot read config: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{found}: not valid TOML: {exc}") from exc
+    if "source" in data:
+        raise ConfigError(f"{found}: source: unknown key")
+    try:
+        config = Config.model_validate({**data, "source": found.absolute()})
+    except ValidationError as exc:
+        first = _describe(exc.errors()[0])  # type: ignore[arg-type]
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise ConfigError(f"{found}: {first}{more}") from exc
+    return _resolve_paths(config)
+
+
+def _resolve_paths(config: Config) -> Config:
+    base = config.source.parent
+    forge = config.forge
+    if forge.path is not None and not forge.path.is_absolute():
+        forge = forge.model_copy(update={"path": (base / forge.path).resolve()})
+    store = config.store
+    if not store.path.is_absolute():
+        store = store.model_copy(update={"path": (base / store.path).resolve()})
+    return config.model_copy(update={"forge": forge, "store": store})

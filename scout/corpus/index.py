@@ -1,0 +1,158 @@
+"""``scout index``: bring the store's corpus in line with the estate's default-branch heads.
+
+A project is re-read only when its head moved (or its metadata changed); its passages are replaced
+in one transaction, so a failure half-way leaves the previous passages in place. A project that no
+longer qualifies, or no longer exists, loses its passages. A forge failure that is not about one
+project (unreachable, unauthorized) stops the run: the store is left as the last good run made it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from scout.corpus.passages import split_document
+from scout.corpus.rules import CorpusRules
+from scout.errors import NotFound
+from scout.forge.base import FileEntry, Forge, Project
+from scout.store import PassageRecord, ProjectRow, Store, now
+
+log = logging.getLogger("scout.index")
+
+
+@dataclass
+class IndexSummary:
+    projects_indexed: int = 0
+    projects_unchanged: int = 0
+    projects_removed: int = 0
+    passages: int = 0
+    seconds: float = 0.0
+    skipped: Counter[str] = field(default_factory=Counter)
+    forge_requests: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "projects_indexed": self.projects_indexed,
+            "projects_unchanged": self.projects_unchanged,
+            "projects_removed": self.projects_removed,
+            "passages": self.passages,
+            "seconds": round(self.seconds, 3),
+            "skipped": dict(sorted(self.skipped.items())),
+            "forge_requests": self.forge_requests,
+        }
+
+
+def decode_text(data: bytes) -> str | None:
+    """UTF-8 text, or None for binary or non-UTF-8 content (which is skipped, not guessed at)."""
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def project_passages(
+    forge: Forge,
+    rules: CorpusRules,
+    project: Project,
+    sha: str,
+    skipped: Counter[str],
+) -> Iterator[PassageRecord]:
+    """The corpus passages of one project at one sha; skipped files are counted and logged."""
+    entries: list[FileEntry] = sorted(forge.files(project, sha), key=lambda e: e.path)
+    for entry in entries:
+        verdict = rules.file(entry)
+        if not verdict:
+            if verdict.reason != "file_not_documentation":
+                skipped[verdict.reason or "?"] += 1
+                log.info("skipped %s:%s (%s)", project.path, entry.path, verdict.reason)
+            continue
+        try:
+            data = forge.read(project, sha, entry.path)
+        except NotFound:
+            skipped["file_vanished"] += 1
+            continue
+        text = decode_text(data)
+        if text is None:
+            skipped["file_not_utf8"] += 1
+            log.info("skipped %s:%s (binary or not UTF-8)", project.path, entry.path)
+            continue
+        for section in split_document(entry.path, text):
+            lines = (section.line_start, section.line_end)
+            yield PassageRecord(
+                project=project.path,
+                path=entry.path,
+                sha=sha,
+                line_start=section.line_start,
+                line_end=section.line_end,
+                heading=section.heading,
+                body=section.body,
+                source="docs",
+                origin="corpus",
+                url=forge.permalink(project, sha, entry.path, lines),
+            )
+
+
+def index_estate(
+    forge: Forge,
+    store: Store,
+    rules: CorpusRules,
+    *,
+    progress: Callable[[str], None] = lambda _message: None,
+) -> IndexSummary:
+    started = time.monotonic()
+    summary = IndexSummary()
+    stored = store.projects()
+    seen: set[str] = set()
+    for project in forge.projects():
+        seen.add(project.path)
+        verdict = rules.project(project)
+        if not verdict:
+            summary.skipped[verdict.reason or "?"] += 1
+            if project.path in stored:
+                store.remove_project(project.path)
+                summary.projects_removed += 1
+                progress(f"removed {project.path} ({verdict.reason})")
+            continue
+        try:
+            head = forge.head(project)
+        except NotFound:
+            head = None
+        if head is None:
+            summary.skipped["project_empty"] += 1
+            log.info("skipped %s (no commits on its default branch)", project.path)
+            if project.path in stored:
+                store.remove_project(project.path)
+                summary.projects_removed += 1
+            continue
+        before = stored.get(project.path)
+        row = ProjectRow(
+            path=project.path,
+            visibility=project.visibility,
+            archived=project.archived,
+            default_branch=project.default_branch,
+            web_url=project.web_url,
+            indexed_sha=head,
+            indexed_at=now(),
+        )
+        if before is not None and before.indexed_sha == head and before.web_url == row.web_url:
+            summary.projects_unchanged += 1
+            continue
+        progress(f"indexing {project.path} at {head[:12]}")
+        count = store.replace_project(
+            row, project_passages(forge, rules, project, head, summary.skipped)
+        )
+        summary.projects_indexed += 1
+        summary.passages += count
+    for path in sorted(set(stored) - seen):
+        store.remove_project(path)
+        summary.projects_removed += 1
+        progress(f"removed {path} (no longer in the estate)")
+    summary.seconds = time.monotonic() - started
+    summary.forge_requests = dict(sorted(forge.requests.items()))
+    return summary

@@ -1,0 +1,104 @@
+"""The Markdown outline of a document: headings, top-level block starts and front matter.
+
+Main rule: only markdown-it-py's block parser reads the whole document (its inline parser, the
+slow and pathological part, only ever sees a bounded heading), and only top-level headings open
+sections: a `#` line inside a fenced code block, a block quote or a list item is content.
+Line numbers are 0-based indices into the document's lines; `passages` turns them into sections.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+# A heading's source is cut to this before inline parsing; a 100 KB heading line stays cheap.
+MAX_HEADING_SOURCE = 1_000
+
+# Deeper nesting than this is left unparsed by markdown-it (it stays text of its outer block),
+# which bounds recursion on hostile input such as 10,000 nested block quotes.
+MAX_NESTING = 20
+
+_WHITESPACE = re.compile(r"\s+")
+_YAML_TITLE = re.compile(r"^title:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+
+
+@dataclass
+class Outline:
+    """What the section splitter needs to know about one Markdown document."""
+
+    first_line: int = 0  # first line after the front matter
+    title: str | None = None  # the front matter's `title:`, if any
+    # (first line, end line exclusive, level 1-6, plain text) of each top-level heading
+    headings: list[tuple[int, int, int, str]] = field(default_factory=list)
+    block_starts: list[int] = field(default_factory=list)  # lines where a top-level block begins
+
+
+def _block_parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING}).use(front_matter_plugin)
+    md.enable("table")  # GitLab renders GFM tables; a table is one block, not paragraphs
+    md.disable(["inline", "text_join"], ignoreInvalid=True)
+    return md
+
+
+_BLOCKS = _block_parser()
+_INLINE = MarkdownIt("commonmark")
+
+
+def outline(src: str) -> Outline:
+    """The outline of `src`, whose lines must be separated by "\\n" only (no "\\r")."""
+    result = Outline()
+    tokens = _BLOCKS.parse(src)
+    for i, token in enumerate(tokens):
+        if token.level != 0 or token.map is None or token.nesting == -1:
+            continue
+        start, end = token.map
+        if token.type == "front_matter":
+            result.first_line = end
+            result.title = front_matter_title(token.content)
+            continue
+        result.block_starts.append(start)
+        if token.type == "heading_open":
+            source = tokens[i + 1].content if i + 1 < len(tokens) else ""
+            result.headings.append((start, end, int(token.tag[1:]), heading_text(source)))
+    return result
+
+
+def heading_text(source: str) -> str:
+    """The plain text of a heading's inline Markdown: markup removed, whitespace collapsed."""
+    parts: list[str] = []
+    _plain(_INLINE.parseInline(source[:MAX_HEADING_SOURCE]), parts)
+    return _WHITESPACE.sub(" ", "".join(parts)).strip()
+
+
+def _plain(tokens: list[Token], parts: list[str]) -> None:
+    for token in tokens:
+        if token.type in ("text", "code_inline"):
+            parts.append(token.content)
+        elif token.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        if token.children:
+            _plain(token.children, parts)
+
+
+def front_matter_title(yaml: str) -> str | None:
+    """The top-level `title:` of YAML front matter, unquoted; None when absent or empty.
+
+    A line scan rather than a YAML parser: we need one scalar, and YAML parsers are a large
+    attack surface for untrusted files (aliases, tags). Block scalars (`title: >`) are ignored.
+    """
+    match = _YAML_TITLE.search(yaml)
+    if match is None:
+        return None
+    value = match.group(1)
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
+    elif value.startswith(("'", '"', ">", "|")):
+        return None
+    else:
+        value = value.split(" #", 1)[0]  # a YAML comment after a plain scalar
+    value = _WHITESPACE.sub(" ", value).strip()
+    return value or None

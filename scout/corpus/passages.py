@@ -1,0 +1,331 @@
+"""Splitting one documentation file into passages: sections with a heading path and exact lines.
+
+Main rule: every passage is a contiguous run of the file's lines, numbered 1-based against the
+file as GitLab numbers it (lines end at "\\n"; a "\\r" before it is dropped; NUL becomes U+FFFD),
+and no passage body is longer than MAX_PASSAGE_CHARS. A section too long for one passage is cut
+at the gentlest boundary that fits: top-level blocks (a fenced code block stays whole), then
+paragraphs, then lines, and a single huge line is cut hard. Sections with a heading but no body
+are dropped: their heading lives on in the heading path of the sections under them, and an empty
+passage gives retrieval nothing to match. Nothing here raises on any input, and the work done is
+bounded by MAX_DOCUMENT_CHARS.
+"""
+
+from __future__ import annotations
+
+import logging
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+
+import regex
+
+from scout.corpus import markdown, rst
+
+log = logging.getLogger(__name__)
+
+# Prompt cost: `scout ask` sends 8 passages. 3,000 characters is about 750 tokens of English prose
+# (about 1,000 of code), so 8 passages stay under 8,000 tokens of context: a few tenths of a cent
+# per question on a small model, and short enough that a passage is one topic, not a chapter.
+# Most real documentation sections fit whole, so the bound rarely cuts one.
+MAX_PASSAGE_CHARS = 3_000
+
+# One heading in a heading path; the path as a whole. A 100 KB heading line must not become a
+# 100 KB heading in every passage of its section.
+MAX_HEADING_CHARS = 200
+MAX_PATH_CHARS = 1_000
+
+# Only this much of a file is split (the corpus rules cap files at 1 MiB). markdown-it-py's block
+# parser reads list-heavy Markdown at about 140 KB/s, so a file costs at most a few seconds.
+MAX_DOCUMENT_CHARS = 1 << 20
+
+HEADING_SEPARATOR = " > "
+
+_GITLAB_NON_WORD = regex.compile(r"[^\p{Word}\- ]")
+_HYPHENS = regex.compile(r"-{2,}")
+
+
+@dataclass(frozen=True)
+class Section:
+    """One passage of a file: its heading path, its text and the lines it came from."""
+
+    heading: str  # heading path joined with " > "; "" before any heading
+    body: str  # the text, without its own heading line, no leading or trailing blank lines
+    line_start: int  # 1-based first line in the file (the heading line where there is one)
+    line_end: int  # 1-based last line, inclusive
+    anchor: str | None  # slug of the section's own heading, for matching docs URL #anchors
+
+
+def source_lines(text: str) -> list[str]:
+    """The file's lines as passages number them: split at "\\n", a trailing "\\r" dropped,
+    NUL replaced by U+FFFD (SQLite FTS and C tools stop at NUL)."""
+    lines = text.split("\n")
+    return [line.removesuffix("\r").replace("\0", "\ufffd") for line in lines]
+
+
+def split_document(path: str, text: str) -> list[Section]:
+    """Passages of a documentation file, by extension: Markdown, reST, or plain text."""
+    name = path.rsplit("/", 1)[-1].lower()
+    if name.endswith((".md", ".markdown")):
+        return split_markdown(text)
+    if name.endswith(".rst"):
+        return split_rst(text)
+    return split_plain(text)
+
+
+def split_markdown(text: str) -> list[Section]:
+    """Passages of a Markdown file: ATX and setext headings, front matter dropped (its `title:`
+    heads the path), anchors as GitLab generates them (duplicates numbered -1, -2, ...)."""
+    lines = _bounded_lines(text)
+    # markdown-it treats a lone "\r" as a line break; a space keeps its line map aligned with ours.
+    src = "\n".join(lines).replace("\r", " ")
+    try:
+        found = markdown.outline(src)
+    except Exception:  # a parser bug must cost one file its structure, never the whole index
+        log.warning("markdown parser failed; splitting as plain text", exc_info=True)
+        return split_plain(text)
+    seen: dict[str, int] = {}
+
+    def anchor(heading: str) -> str | None:
+        slug = slugify(heading)
+        if not slug:
+            return None
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        return f"{slug}-{count}" if count else slug
+
+    return _assemble(
+        lines, found.headings, found.block_starts, found.first_line, found.title, anchor
+    )
+
+
+def split_rst(text: str) -> list[Section]:
+    """Passages of a reStructuredText file, by section titles; anchors as docutils ids."""
+    lines = _bounded_lines(text)
+    headings, block_starts = rst.outline(lines)
+    return _assemble(lines, headings, block_starts, 0, None, lambda t: rst.docutils_id(t) or None)
+
+
+def split_plain(text: str) -> list[Section]:
+    """Passages of a plain-text file: paragraphs grouped up to the bound, heading ""."""
+    lines = _bounded_lines(text)
+    return _assemble(lines, [], _paragraph_starts(lines, 0, len(lines)), 0, None, lambda t: None)
+
+
+def slugify(heading: str) -> str:
+    """The anchor GitLab gives a Markdown heading (docs.gitlab.com, "Heading IDs and links"):
+    lowercase; every character that is not a letter, mark, digit, underscore, hyphen or space
+    removed; spaces become hyphens; runs of hyphens become one. "Rotating keys (v2.1)" ->
+    "rotating-keys-v21". Duplicates in one document get -1, -2 (see `split_markdown`).
+
+    MkDocs' default slug agrees for ASCII headings with single spaces; it differs on non-ASCII
+    letters (MkDocs drops them) and on repeated spaces (MkDocs collapses them).
+    """
+    slug = _GITLAB_NON_WORD.sub("", heading.lower()).replace(" ", "-")
+    return _HYPHENS.sub("-", slug)
+
+
+def window(
+    text: str,
+    lines: tuple[int, int] | None,
+    *,
+    context: int = 20,
+    max_chars: int = MAX_PASSAGE_CHARS,
+) -> Section:
+    """A passage of a (code) file: the cited lines plus up to `context` lines either side as far
+    as `max_chars` allows, or the file's opening when `lines` is None. Out-of-range lines are
+    clamped to the file. When the cited lines alone exceed `max_chars`, the passage is their
+    first lines that fit (a single huge line is cut). The heading is "" (the caller names it)."""
+    src = source_lines(text)
+    limit = max(1, max_chars)
+    prefix = _prefix(src)
+    if lines is None:
+        first = last = 0
+        extra = len(src)
+    else:
+        first, last = sorted(max(1, min(n, len(src))) - 1 for n in lines)
+        extra = max(0, context)
+    if _size(prefix, first, last + 1) > limit:
+        last = first
+        while last + 1 < len(src) and _size(prefix, first, last + 2) <= limit:
+            last += 1
+    else:
+        low, high = first, last
+        for _ in range(extra):
+            grew = False
+            if low > 0 and _size(prefix, low - 1, high + 1) <= limit:
+                low, grew = low - 1, True
+            if high + 1 < len(src) and _size(prefix, low, high + 2) <= limit:
+                high, grew = high + 1, True
+            if not grew:
+                break
+        # Blank lines at the edges of the context carry nothing; the cited lines are kept as cited.
+        while low < first and _blank(src[low]):
+            low += 1
+        while high > last and _blank(src[high]):
+            high -= 1
+        first, last = low, high
+    body = "\n".join(src[first : last + 1])[:limit]
+    return Section("", body, first + 1, last + 1, None)
+
+
+def _bounded_lines(text: str) -> list[str]:
+    if len(text) > MAX_DOCUMENT_CHARS:
+        log.info("document of %d characters split up to %d only", len(text), MAX_DOCUMENT_CHARS)
+        text = text[:MAX_DOCUMENT_CHARS]
+    return source_lines(text)
+
+
+def _blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _prefix(lines: Sequence[str]) -> list[int]:
+    """prefix[i] is the length of lines[:i] joined by "\\n", plus one; sizes are then O(1)."""
+    return [0, *accumulate(len(line) + 1 for line in lines)]
+
+
+def _size(prefix: list[int], start: int, end: int) -> int:
+    """Characters in "\\n".join(lines[start:end])."""
+    return max(0, prefix[end] - prefix[start] - 1)
+
+
+def _paragraph_starts(lines: Sequence[str], start: int, end: int) -> list[int]:
+    """Lines in [start, end) that begin a paragraph: not blank, after a blank line."""
+    return [
+        i
+        for i in range(start, end)
+        if not _blank(lines[i]) and (i == start or _blank(lines[i - 1]))
+    ]
+
+
+def _assemble(
+    lines: list[str],
+    headings: Sequence[tuple[int, int, int, str]],
+    block_starts: Sequence[int],
+    first_line: int,
+    title: str | None,
+    anchor_of: Callable[[str], str | None],
+) -> list[Section]:
+    """Sections from an outline: one region per heading (and one before the first), each cut
+    into pieces that fit the bound. `headings` are (start, end, level, text), 0-based, end
+    exclusive, in order; `block_starts` are the lines where cutting is gentlest."""
+    prefix = _prefix(lines)
+    boundaries = sorted(set(block_starts))
+    ordered: list[tuple[int, int, int, str]] = []
+    for heading in headings:  # defensive: a malformed outline must not make lines overlap
+        if heading[0] >= (ordered[-1][1] if ordered else first_line) and heading[1] > heading[0]:
+            ordered.append(heading)
+    stack: list[tuple[int, str]] = [(0, _clip(title))] if title else []
+    # (body start, body end, heading line or None, heading path, anchor), 0-based
+    regions: list[tuple[int, int, int | None, str, str | None]] = [
+        (first_line, ordered[0][0] if ordered else len(lines), None, _path(stack), None)
+    ]
+    for index, (start, end, level, text) in enumerate(ordered):
+        text = _clip(text)
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        if not (stack == [(0, text)] and level == 1):  # an h1 repeating the title is the title
+            stack.append((level, text))
+        body_end = ordered[index + 1][0] if index + 1 < len(ordered) else len(lines)
+        regions.append((end, body_end, start, _path(stack), anchor_of(text)))
+
+    sections: list[Section] = []
+    for body_start, body_end, heading_line, path, anchor in regions:
+        pieces = _cover(lines, prefix, boundaries, body_start, body_end, MAX_PASSAGE_CHARS)
+        for number, (first, last, body) in enumerate(pieces):
+            line_start = heading_line if number == 0 and heading_line is not None else first
+            sections.append(Section(path, body, line_start + 1, last + 1, anchor))
+    return sections
+
+
+def _clip(text: str | None) -> str:
+    return (text or "")[:MAX_HEADING_CHARS]
+
+
+def _path(stack: list[tuple[int, str]]) -> str:
+    return HEADING_SEPARATOR.join(text for _, text in stack if text)[:MAX_PATH_CHARS]
+
+
+def _cover(
+    lines: list[str],
+    prefix: list[int],
+    boundaries: list[int],
+    start: int,
+    end: int,
+    limit: int,
+) -> list[tuple[int, int, str]]:
+    """Pieces (first line, last line, text), 0-based and inclusive, covering the non-blank
+    lines of [start, end) in order, each at most `limit` characters."""
+    while start < end and _blank(lines[start]):
+        start += 1
+    while end > start and _blank(lines[end - 1]):
+        end -= 1
+    pieces: list[tuple[int, int, str]] = []
+    if start < end:
+        _pack(lines, prefix, boundaries, start, end, 0, limit, pieces)
+    return pieces
+
+
+def _pack(
+    lines: list[str],
+    prefix: list[int],
+    boundaries: list[int],
+    start: int,
+    end: int,
+    depth: int,
+    limit: int,
+    pieces: list[tuple[int, int, str]],
+) -> None:
+    """Greedily group the units of [start, end) (trimmed) into pieces; a unit too big alone is
+    packed again with finer units. Depth 0: top-level blocks; 1: paragraphs; 2: lines; 3: a
+    single line cut into `limit`-character slices."""
+    if depth == 3:
+        line = lines[start]
+        for offset in range(0, len(line), limit):
+            pieces.append((start, start, line[offset : offset + limit]))
+        return
+    if depth == 0:
+        cuts = _between(boundaries, start, end)
+    elif depth == 1:
+        cuts = _paragraph_starts(lines, start, end)
+    else:
+        cuts = list(range(start, end))
+    units = _units(lines, [start, *cuts, end])
+    group: tuple[int, int] | None = None
+    for unit_start, unit_end in units:
+        if group is not None and _size(prefix, group[0], unit_end) <= limit:
+            group = (group[0], unit_end)
+            continue
+        if group is not None:
+            pieces.append(_piece(lines, *group))
+            group = None
+        if _size(prefix, unit_start, unit_end) <= limit:
+            group = (unit_start, unit_end)
+        else:
+            _pack(lines, prefix, boundaries, unit_start, unit_end, depth + 1, limit, pieces)
+    if group is not None:
+        pieces.append(_piece(lines, *group))
+
+
+def _between(boundaries: list[int], start: int, end: int) -> list[int]:
+    """Boundaries strictly inside (start, end), from a sorted list, by bisection."""
+    return boundaries[bisect_right(boundaries, start) : bisect_left(boundaries, end)]
+
+
+def _units(lines: list[str], cuts: list[int]) -> list[tuple[int, int]]:
+    """Consecutive [a, b) spans between sorted cut points, trimmed of blank lines at both ends,
+    empty spans left out."""
+    units: list[tuple[int, int]] = []
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        while a < b and _blank(lines[a]):
+            a += 1
+        while b > a and _blank(lines[b - 1]):
+            b -= 1
+        if a < b:
+            units.append((a, b))
+    return units
+
+
+def _piece(lines: list[str], start: int, end: int) -> tuple[int, int, str]:
+    return start, end - 1, "\n".join(lines[start:end])

@@ -1,0 +1,99 @@
+"""A reStructuredText section-title scanner: titles, their levels and block starts.
+
+Main rule: follow docutils' title syntax closely enough for real documentation without running
+docutils (heavy, and it executes directives). A title is a line of text under an adornment line
+(one punctuation character repeated, at least as wide as the title or four long), optionally also
+over an identical overline, and preceded by a blank line or the start of the file. Levels come
+from the order in which adornment styles first appear, as in docutils. Indented lines are never
+titles, so literal blocks and directive bodies cannot open sections. Lines are 0-based.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_ADORNMENT_CHARS = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+# Inline markup removed from title text: ``literal``, **strong**, *emphasis*, `role`, :role:`x`.
+_INLINE_MARKUP = re.compile(r"(?::[\w.+-]+:)?(``|\*\*|\*|`)(\S(?:.*?\S)?)\1_{0,2}")
+_NON_ID = re.compile(r"[^a-z0-9]+")
+_ID_ENDS = re.compile(r"^[-0-9]+|-+$")
+
+
+def _adornment(line: str) -> str | None:
+    """The adornment character if `line` is one punctuation character repeated, else None."""
+    stripped = line.rstrip()
+    if not stripped or stripped[0] not in _ADORNMENT_CHARS:
+        return None
+    return stripped[0] if stripped == stripped[0] * len(stripped) else None
+
+
+def _width(text: str) -> int:
+    """Display columns, counting East Asian wide characters twice, as docutils does."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _blank(line: str) -> bool:
+    return not line.strip()
+
+
+def outline(lines: list[str]) -> tuple[list[tuple[int, int, int, str]], list[int]]:
+    """The titles (start, end, level, text) and top-level block starts of an reST document."""
+    headings: list[tuple[int, int, int, str]] = []
+    block_starts: list[int] = []
+    styles: dict[tuple[str, bool], int] = {}
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i]
+        after_blank = i == 0 or _blank(lines[i - 1])
+        found = _title_at(lines, i) if after_blank else None
+        if found is not None:
+            span, style, text = found
+            level = styles.setdefault(style, len(styles) + 1)
+            headings.append((i, i + span, level, title_text(text)))
+            block_starts.append(i)
+            i += span
+            continue
+        if after_blank and not _blank(line) and not line[0].isspace():
+            block_starts.append(i)
+        i += 1
+    return headings, block_starts
+
+
+def _title_at(lines: list[str], i: int) -> tuple[int, tuple[str, bool], str] | None:
+    """(lines spanned, style, raw text) when a section title starts at line i."""
+    n = len(lines)
+    over = _adornment(lines[i])
+    if over is not None and i + 2 < n:
+        text, under = lines[i + 1], lines[i + 2]
+        title = text.strip()
+        if (
+            title
+            and _adornment(text) is None
+            and under.rstrip() == lines[i].rstrip()
+            and _width(title) <= len(under.rstrip())
+        ):
+            return 3, (over, True), title
+    if over is None and i + 1 < n and not _blank(lines[i]) and not lines[i][0].isspace():
+        char = _adornment(lines[i + 1])
+        underline = lines[i + 1].rstrip()
+        title = lines[i].strip()
+        if char is not None and (len(underline) >= 4 or len(underline) >= _width(title)):
+            return 2, (char, False), title
+    return None
+
+
+def title_text(raw: str) -> str:
+    """A title with its inline markup removed: ``code`` becomes code, *x* becomes x."""
+    return _INLINE_MARKUP.sub(r"\2", raw).strip()
+
+
+def docutils_id(title: str) -> str:
+    """The HTML id docutils (and so Sphinx) gives a section title, as `nodes.make_id` does.
+
+    Lowercase, accents folded to ASCII, every run of other characters one hyphen, leading digits
+    and hyphens and trailing hyphens removed: "2. Rotating Keys!" -> "rotating-keys".
+    """
+    folded = unicodedata.normalize("NFKD", title.lower()).encode("ascii", "ignore").decode()
+    return _ID_ENDS.sub("", _NON_ID.sub("-", " ".join(folded.split())))

@@ -1,0 +1,86 @@
+"""Corpus rules: which projects and files may inform answers.
+
+One module, called by indexing and by signpost validation alike (DESIGN.md invariant 2), and it
+looks at metadata only: a project's path, visibility and archived flag; a file's path, kind and
+size. Nothing here fetches content, so a target that fails can never have been read. Each
+rejection carries a machine-readable reason that audits and logs show as-is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import PurePosixPath
+
+from scout.config import CorpusConfig
+from scout.forge.base import FileEntry, Project, in_groups
+
+MAX_FILE_BYTES = 1 << 20  # 1 MiB: larger "docs" are generated dumps, not prose people wrote
+DOC_SUFFIXES = {".md", ".markdown", ".rst"}
+README_NAMES = {"readme", "readme.txt"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of a rule check: ``ok`` or a reason such as ``project_private``."""
+
+    reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+OK = Verdict()
+
+
+@dataclass(frozen=True)
+class CorpusRules:
+    groups: tuple[str, ...]
+    corpus: CorpusConfig
+
+    def project(self, project: Project) -> Verdict:
+        """Whether a project may contribute passages, from its metadata alone."""
+        if not in_groups(project.path, list(self.groups)):
+            return Verdict("project_outside_groups")
+        if any(fnmatchcase(project.path, pattern) for pattern in self.corpus.exclude_projects):
+            return Verdict("project_excluded")
+        if project.visibility not in self.corpus.visibility:
+            return Verdict(f"project_{project.visibility}")
+        if project.archived and not self.corpus.include_archived:
+            return Verdict("project_archived")
+        return OK
+
+    def path(self, path: str) -> Verdict:
+        """Whether a repository path may be read at all (exclusions and traversal)."""
+        parts = PurePosixPath(path).parts
+        if not parts or path.startswith("/") or ".." in parts or "\0" in path:
+            return Verdict("path_invalid")
+        if any(fnmatchcase(path, pattern) for pattern in self.corpus.exclude_paths):
+            return Verdict("path_excluded")
+        return OK
+
+    def file(self, entry: FileEntry, *, docs_only: bool = True) -> Verdict:
+        """Whether a file may be indexed: a regular, small, non-excluded (documentation) file.
+
+        Signposted code files pass ``docs_only=False``: a signpost may point at code, but the
+        same exclusions, size cap and link rules apply.
+        """
+        path_verdict = self.path(entry.path)
+        if not path_verdict:
+            return path_verdict
+        if entry.kind != "blob":
+            return Verdict(f"file_{entry.kind}")
+        if docs_only and not is_documentation(entry.path):
+            return Verdict("file_not_documentation")
+        if entry.size > MAX_FILE_BYTES:
+            return Verdict("file_too_large")
+        return OK
+
+
+def is_documentation(path: str) -> bool:
+    name = PurePosixPath(path).name.lower()
+    return PurePosixPath(name).suffix in DOC_SUFFIXES or name in README_NAMES

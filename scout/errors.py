@@ -1,0 +1,89 @@
+"""One error hierarchy for Scout, mapped to exit codes in one place (the CLI).
+
+    ScoutError                 exit 1   something broke; base of everything below
+    ├── UsageError             exit 2   the command line or the question is not acceptable
+    ├── ConfigError            exit 3   the config file is missing, unreadable or invalid
+    ├── StoreError             exit 4   the database is missing, unreadable or inconsistent
+    │   └── LockedError        exit 7   another sweep or worker holds the store's lock
+    ├── ForgeError             exit 5   GitLab or the estate directory failed (has .reason)
+    └── ProviderError          exit 6   the answering model failed (never a decline)
+
+Third-party exceptions are translated where they enter (the GitLab forge, each provider) and
+chained with ``from exc``; nothing above those modules sees gitlab, requests or anthropic errors.
+Messages are one line and say how to fix the problem where that is known.
+"""
+
+from __future__ import annotations
+
+
+class ScoutError(Exception):
+    """Raised when something broke that is not covered by a more specific class."""
+
+    exit_code = 1
+
+
+class UsageError(ScoutError):
+    """Raised when a command's arguments or a question cannot be accepted."""
+
+    exit_code = 2
+
+
+class ConfigError(ScoutError):
+    """Raised when the config file is missing, not TOML, or fails validation."""
+
+    exit_code = 3
+
+
+class StoreError(ScoutError):
+    """Raised when the SQLite store is missing, unreadable, or newer than this Scout."""
+
+    exit_code = 4
+
+
+class LockedError(StoreError):
+    """Raised when another sweep (or worker) already holds this store's lock."""
+
+    exit_code = 7
+
+
+FORGE_REASONS = ("not found", "unauthorized", "rate limited", "unreachable", "server error", "bad data")
+
+
+class ForgeError(ScoutError):
+    """Raised when the forge (GitLab or a local estate) fails; ``reason`` is one of FORGE_REASONS."""
+
+    exit_code = 5
+
+    def __init__(self, reason: str, message: str) -> None:
+        if reason not in FORGE_REASONS:
+            raise ValueError(f"unknown forge error reason {reason!r}")
+        self.reason = reason
+        super().__init__(f"forge {reason}: {message}")
+
+
+class NotFound(ForgeError):
+    """Raised when a project, ref, commit, file or merge request does not exist (HTTP 404).
+
+    Callers that probe for existence (signpost validation) catch this one and carry on.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__("not found", message)
+
+
+class ProviderError(ScoutError):
+    """Raised when the answering provider fails: timeout, API error, invalid or missing output."""
+
+    exit_code = 6
+
+
+EXIT_CODES = {
+    0: "answered, declined, or the command completed",
+    1: "unexpected internal error (a bug: please report it with SCOUT_DEBUG=1 output)",
+    2: "usage error: bad option, argument or question",
+    3: "configuration error",
+    4: "store error: database missing, unreadable or from a newer Scout",
+    5: "forge error: GitLab or the estate unreachable, unauthorized, rate limited or failing",
+    6: "provider error: the model failed, timed out or replied with invalid output",
+    7: "locked: another sweep or worker is running on this store",
+}

@@ -1,0 +1,31 @@
+"""Forges: where the estate's projects, files, history and issues come from.
+
+``open_forge`` picks the implementation by ``forge.kind``; the GitLab one is imported only when
+used, so commands that never talk to GitLab do not pay for python-gitlab's import.
+"""
+
+from __future__ import annotations
+
+from scout.config import Config
+from scout.errors import ConfigError
+from scout.forge.base import Forge
+
+
+def open_forge(config: Config) -> Forge:
+    forge = config.forge
+    if forge.kind == "local":
+        from scout.forge.local import LocalForge
+
+        assert forge.path is not None
+        return LocalForge(forge.path, forge.groups)
+    if forge.kind == "gitlab":
+        from scout.forge.gitlab import GitLabForge
+
+        token = config.token()
+        if token is None:
+            raise ConfigError(
+                f"{config.source}: forge.token_env names ${forge.token_env}, which is not set: "
+                "export it with a GitLab token that can read the groups"
+            )
+        return GitLabForge(forge.url, token, forge.groups)
+    raise ConfigError(f"{config.source}: forge.kind: unknown forge {forge.kind!r}")

@@ -1,0 +1,318 @@
+"""The ``local`` forge: an estate directory of git repositories (DESIGN.md, "Estate directory").
+
+It answers every forge operation the way the GitLab forge does, from ``estate.toml``, the
+repositories under ``repos/`` and the issue files under ``issues/``, and counts each operation as
+the request it would be on GitLab. ``estate.toml`` is re-read on each project listing, so a project
+made private or archived between two runs is seen as such.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tomllib
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from scout.errors import ForgeError, NotFound
+from scout.forge.base import (
+    Commit,
+    FileDiff,
+    FileEntry,
+    Issue,
+    MergeRequest,
+    Note,
+    Project,
+    RefPath,
+    in_groups,
+    permalink,
+)
+from scout.forge.git import GitRepo
+
+log = logging.getLogger(__name__)
+_FULL_SHA = {40, 64}
+
+
+class LocalForge:
+    kind = "local"
+
+    def __init__(self, estate: Path, groups: list[str], url: str | None = None) -> None:
+        self.estate = Path(estate)
+        self.groups = [g.strip("/") for g in groups]
+        self.requests: Counter[str] = Counter()
+        self._repos: dict[str, GitRepo] = {}
+        self.url = (url or self._metadata().get("url") or "").rstrip("/")
+
+    # ------------------------------------------------------------------ metadata
+    def _metadata(self) -> dict[str, Any]:
+        target = self.estate / "estate.toml"
+        try:
+            return tomllib.loads(target.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise ForgeError("unreachable", f"no estate at {self.estate} (estate.toml missing)") from exc
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ForgeError("bad data", f"{target}: {exc}") from exc
+
+    def _project(self, row: dict[str, Any], base: str) -> Project:
+        path = str(row["path"]).strip("/")
+        base = base.rstrip("/")
+        return Project(
+            path=path,
+            visibility=str(row.get("visibility", "private")),
+            archived=bool(row.get("archived", False)),
+            default_branch=row.get("default_branch"),
+            web_url=f"{base}/{path}",
+            last_activity_at=row.get("last_activity_at"),
+            id=path,
+        )
+
+    def projects(self) -> Iterator[Project]:
+        self.requests["projects"] += 1
+        meta = self._metadata()
+        for row in meta.get("project", []):
+            project = self._project(row, meta.get("url", self.url))
+            if in_groups(project.path, self.groups):
+                yield project
+
+    def project(self, path: str) -> Project:
+        self.requests["project"] += 1
+        meta = self._metadata()
+        for row in meta.get("project", []):
+            if str(row.get("path", "")).strip("/") == path.strip("/"):
+                return self._project(row, meta.get("url", self.url))
+        raise NotFound(f"project {path}")
+
+    def _repo(self, project: Project | str) -> GitRepo:
+        path = project if isinstance(project, str) else project.path
+        if path not in self._repos:
+            directory = self.estate / "repos" / path
+            if not directory.is_dir() or ".." in Path(path).parts:
+                raise NotFound(f"repository of {path}")
+            self._repos[path] = GitRepo(directory)
+        return self._repos[path]
+
+    def close(self) -> None:
+        for repo in self._repos.values():
+            repo.close()
+
+    # ------------------------------------------------------------------ content
+    def head(self, project: Project) -> str | None:
+        self.requests["head"] += 1
+        if not project.default_branch:
+            return None
+        try:
+            repo = self._repo(project)
+        except NotFound:
+            return None
+        return repo.rev(f"refs/heads/{project.default_branch}")
+
+    def files(self, project: Project, sha: str) -> list[FileEntry]:
+        self.requests["tree"] += 1
+        raw = self._repo(project).run("ls-tree", "-r", "-l", "-z", "--full-tree", sha, check=False)
+        if raw.returncode != 0:
+            raise NotFound(f"tree {sha[:12]} of {project.path}")
+        entries = []
+        for record in raw.stdout.split(b"\0"):
+            if not record:
+                continue
+            meta, _, name = record.partition(b"\t")
+            mode, _kind, _obj, size = meta.split()
+            kind = {b"120000": "symlink", b"160000": "submodule"}.get(mode, "blob")
+            entries.append(
+                FileEntry(
+                    path=name.decode("utf-8", "surrogateescape"),
+                    size=int(size) if size != b"-" else 0,
+                    kind=kind,  # type: ignore[arg-type]
+                )
+            )
+        return entries
+
+    def read(self, project: Project, sha: str, path: str) -> bytes:
+        self.requests["files"] += 1
+        data = self._repo(project).cat(sha, path)
+        if data is None:
+            raise NotFound(f"file {path} at {sha[:12]} in {project.path}")
+        return data
+
+    def line_count(self, project: Project, sha: str, path: str) -> int | None:
+        try:
+            data = self.read(project, sha, path)
+        except NotFound:
+            return None
+        return count_lines(data)
+
+    def permalink(
+        self, project: Project, sha: str, path: str, lines: tuple[int, int] | None
+    ) -> str:
+        return permalink(project.web_url, sha, path, lines)
+
+    # ------------------------------------------------------------------ history
+    def commit(self, project: Project, sha: str) -> Commit:
+        self.requests["commits"] += 1
+        repo = self._repo(project)
+        full = repo.rev(sha) if _is_hex(sha) else None
+        if full is None:
+            raise NotFound(f"commit {sha} in {project.path}")
+        out = repo.text("show", "-s", "--format=%H%x00%P%x00%s%x00%aI", full).rstrip("\n")
+        commit_sha, parents, title, date = out.split("\0")
+        return Commit(commit_sha, tuple(parents.split()), title, date)
+
+    def is_ancestor(self, project: Project, ancestor: str, descendant: str) -> bool:
+        self.requests["commits"] += 1
+        done = self._repo(project).run(
+            "merge-base", "--is-ancestor", ancestor, descendant, check=False
+        )
+        if done.returncode not in (0, 1):
+            raise NotFound(f"commit {ancestor} or {descendant} in {project.path}")
+        return done.returncode == 0
+
+    def commit_diff(self, project: Project, sha: str) -> list[FileDiff]:
+        commit = self.commit(project, sha)
+        self.requests["diff"] += 1
+        parent = commit.parents[0] if commit.parents else None
+        return self._repo(project).diff(parent, commit.sha)
+
+    def _mr_row(self, project: Project, iid: int) -> dict[str, Any]:
+        for row in self._metadata().get("merge_request", []):
+            if str(row.get("project", "")).strip("/") == project.path and int(row["iid"]) == iid:
+                return dict(row)
+        raise NotFound(f"merge request !{iid} in {project.path}")
+
+    def merge_request(self, project: Project, iid: int) -> MergeRequest:
+        self.requests["mrs"] += 1
+        row = self._mr_row(project, iid)
+        return MergeRequest(
+            project=project.path,
+            iid=iid,
+            state=str(row.get("state", "opened")),
+            target_branch=str(row.get("target_branch", project.default_branch or "main")),
+            source_branch=row.get("source_branch"),
+            sha=row.get("sha") or self._branch_sha(project, row.get("source_branch")),
+            merge_commit_sha=row.get("merge_commit_sha"),
+            squash_commit_sha=row.get("squash_commit_sha"),
+        )
+
+    def _branch_sha(self, project: Project, branch: str | None) -> str | None:
+        if not branch:
+            return None
+        try:
+            return self._repo(project).rev(f"refs/heads/{branch}")
+        except NotFound:
+            return None
+
+    def merge_request_diffs(self, project: Project, iid: int) -> list[FileDiff]:
+        mr = self.merge_request(project, iid)
+        self.requests["diff"] += 1
+        repo = self._repo(project)
+        if mr.merge_commit_sha:
+            parents = repo.text("show", "-s", "--format=%P", mr.merge_commit_sha).split()
+            return repo.diff(parents[0] if parents else None, mr.merge_commit_sha)
+        if mr.squash_commit_sha:
+            parents = repo.text("show", "-s", "--format=%P", mr.squash_commit_sha).split()
+            return repo.diff(parents[0] if parents else None, mr.squash_commit_sha)
+        if mr.sha:
+            target = repo.rev(f"refs/heads/{mr.target_branch}")
+            base = repo.text("merge-base", target, mr.sha).strip() if target else None
+            return repo.diff(base or None, mr.sha)
+        return []
+
+    def resolve_ref_path(self, project: Project, ref_and_path: str) -> RefPath | None:
+        self.requests["refs"] += 1
+        repo = self._repo(project)
+        parts = ref_and_path.strip("/").split("/")
+        if len(parts) >= 2 and len(parts[0]) in _FULL_SHA and _is_hex(parts[0]):
+            sha = repo.rev(parts[0])
+            return RefPath(parts[0], "/".join(parts[1:]), sha) if sha else None
+        refs = {}
+        listing = repo.text(
+            "for-each-ref", "--format=%(refname)%00%(objectname)%00%(*objectname)",
+            "refs/heads", "refs/tags",
+        )
+        for line in listing.splitlines():
+            name, obj, peeled = line.split("\0")
+            short = name.removeprefix("refs/heads/").removeprefix("refs/tags/")
+            # a branch wins over a tag of the same name, as in GitLab
+            if name.startswith("refs/heads/") or short not in refs:
+                refs[short] = peeled or obj
+        for cut in range(len(parts) - 1, 0, -1):
+            ref = "/".join(parts[:cut])
+            if ref in refs:
+                return RefPath(ref, "/".join(parts[cut:]), refs[ref])
+        return None
+
+    # ------------------------------------------------------------------ issues
+    def _issue_files(self, group: str) -> Iterator[tuple[str, Path]]:
+        root = self.estate / "issues"
+        for row in self._metadata().get("project", []):
+            path = str(row["path"]).strip("/")
+            if in_groups(path, [group]):
+                target = root / f"{path}.jsonl"
+                if target.is_file():
+                    yield path, target
+
+    def _read_issues(self, path: str, target: Path) -> Iterator[dict[str, Any]]:
+        with target.open(encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                    int(record["iid"])
+                    str(record["updated_at"])
+                except (ValueError, KeyError, TypeError):
+                    log.warning("%s line %d: not an issue record, skipped", target, number)
+                    continue
+                yield record
+
+    def issues_updated_after(self, group: str, after: str | None) -> Iterator[Issue]:
+        self.requests["issues"] += 1
+        found = []
+        for path, target in self._issue_files(group):
+            for record in self._read_issues(path, target):
+                if after is None or record["updated_at"] >= after:
+                    notes = [n for n in record.get("notes") or [] if not n.get("system")]
+                    found.append(
+                        Issue(
+                            project=path,
+                            iid=int(record["iid"]),
+                            title=str(record.get("title") or ""),
+                            description=str(record.get("description") or ""),
+                            state=str(record.get("state", "opened")),
+                            updated_at=str(record["updated_at"]),
+                            web_url=str(record.get("web_url") or f"{self.url}/{path}/-/issues/{record['iid']}"),
+                            user_notes_count=len(notes),
+                            project_id=path,
+                        )
+                    )
+        found.sort(key=lambda i: (i.updated_at, i.project, i.iid))
+        yield from found
+
+    def issue_notes(self, issue: Issue) -> Iterator[Note]:
+        self.requests["notes"] += 1
+        target = self.estate / "issues" / f"{issue.project}.jsonl"
+        if not target.is_file():
+            return
+        for record in self._read_issues(issue.project, target):
+            if int(record["iid"]) != issue.iid:
+                continue
+            for note in record.get("notes") or []:
+                if not note.get("system"):
+                    yield Note(
+                        id=int(note.get("id", 0)),
+                        body=str(note.get("body") or ""),
+                        system=False,
+                        updated_at=note.get("updated_at"),
+                    )
+
+
+def _is_hex(text: str) -> bool:
+    return 4 <= len(text) <= 64 and all(c in "0123456789abcdefABCDEF" for c in text)
+
+
+def count_lines(data: bytes) -> int:
+    """Lines as an editor shows them: a final line without a newline still counts."""
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)

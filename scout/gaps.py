@@ -1,0 +1,107 @@
+"""The documentation gap backlog: declined questions grouped and ranked. Pure over question rows.
+
+Two questions are the same gap when they have the same words after normalisation: case folded,
+punctuation dropped, words stemmed, order ignored. Groups rank by count, then by most recent.
+Answered questions never appear.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from scout.errors import UsageError
+from scout.retrieve import stem, words
+from scout.store import Store
+
+
+def normalise(question: str) -> tuple[str, ...]:
+    """The grouping key: the question's distinct word stems, sorted."""
+    return tuple(sorted({stem(w) for w in words(question)}))
+
+
+@dataclass(frozen=True)
+class GapGroup:
+    """One gap: its most recent wording, how often and when it was asked, and why it was declined."""
+
+    question: str
+    count: int
+    reasons: tuple[str, ...]  # distinct, most frequent first
+    first_seen: str
+    last_seen: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "count": self.count,
+            "reasons": list(self.reasons),
+            "first_seen": self.first_seen,
+            "last_seen": self.last_seen,
+        }
+
+
+def group(rows: Iterable[Mapping[str, Any]]) -> list[GapGroup]:
+    """Group declined question rows (``asked_at``, ``question``, ``outcome``, ``reason``) and rank them."""
+    buckets: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        if row["outcome"] != "declined":
+            continue
+        buckets.setdefault(normalise(row["question"]), []).append(row)
+    groups = []
+    for members in buckets.values():
+        members = sorted(members, key=lambda r: r["asked_at"])  # stable: log order breaks ties
+        tally: dict[str, int] = {}
+        for row in members:
+            if row.get("reason"):
+                tally[row["reason"]] = tally.get(row["reason"], 0) + 1
+        reasons = sorted(tally, key=lambda r: -tally[r])
+        groups.append(
+            GapGroup(
+                question=members[-1]["question"],
+                count=len(members),
+                reasons=tuple(reasons),
+                first_seen=members[0]["asked_at"],
+                last_seen=members[-1]["asked_at"],
+            )
+        )
+    groups.sort(key=lambda g: g.last_seen, reverse=True)
+    groups.sort(key=lambda g: g.count, reverse=True)
+    return groups
+
+
+def parse_since(text: str) -> str:
+    """A ``--since`` value (``2026-11-01`` or an ISO 8601 time) as the store's timestamp format."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"--since {text!r} is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def gaps(store: Store, *, since: str | None = None) -> list[GapGroup]:
+    """The ranked gap backlog from the store's question log (``since`` as given to the CLI)."""
+    rows = store.questions(outcome="declined", since=parse_since(since) if since else None)
+    return group(rows)
+
+
+def _printable(text: str) -> str:
+    # Questions come from anyone: no terminal escapes or line breaks reach a maintainer's screen.
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())[:300]
+
+
+def render(groups: list[GapGroup]) -> str:
+    if not groups:
+        return "No declined questions."
+    lines = []
+    for g in groups:
+        lines.append(f"{g.count:>4}  {_printable(g.question)}")
+        lines.append(
+            f"      seen {g.first_seen} .. {g.last_seen}; reasons: {'; '.join(g.reasons) or '-'}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,139 @@
+"""The claude-local provider: the Claude Code CLI (``claude``) in print mode, under a timeout.
+
+Boundary rules (NOTES.md): ``is_error`` is the failure flag even when the subtype says success; a
+reply can be ``is_error: false`` and still lack ``structured_output``, so it is validated here; the
+CLI retries an unreachable API for a long time, so it always runs under a timeout, in its own
+process group (killed whole on expiry) and in an empty working directory (no project context
+leaks in). Every failure becomes ProviderError.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from typing import Any
+
+from pydantic import ValidationError
+
+from scout.errors import ProviderError
+from scout.providers.base import MAX_REPLY_BYTES, T, Task
+
+DEFAULT_TIMEOUT = 120.0
+BINARY = "claude"
+
+
+def command(binary: str, model: str, task: Task[Any]) -> list[str]:
+    """The argv for one task; the user message goes on stdin."""
+    schema = json.dumps(task.output.model_json_schema(), separators=(",", ":"))
+    return [
+        binary,
+        "-p",
+        "--output-format",
+        "json",
+        "--model",
+        model,
+        "--json-schema",
+        schema,
+        "--system-prompt",
+        task.system,
+        "--tools",
+        "",
+    ]
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0][:limit] if lines else "no message"
+
+
+class ClaudeLocalProvider:
+    """Runs ``claude -p`` once per task and validates its structured output."""
+
+    name = "claude-local"
+
+    def __init__(self, *, model: str, timeout: float | None = None) -> None:
+        self.model = model
+        self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+
+    def run(self, task: Task[T]) -> T:
+        binary = shutil.which(BINARY)
+        if binary is None:
+            raise ProviderError(
+                "the claude CLI is not on PATH: install Claude Code, "
+                "or set answer.provider = 'anthropic' or 'offline' (or pass --provider)"
+            )
+        code, stdout, stderr = self._invoke(command(binary, self.model, task), task.user)
+        return parse_reply(code, stdout, stderr, task.output)
+
+    def _invoke(self, argv: list[str], stdin: str) -> tuple[int, bytes, bytes]:
+        with tempfile.TemporaryDirectory(prefix="scout-claude-") as workdir:
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=workdir,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise ProviderError(f"cannot run the claude CLI: {exc}") from exc
+            try:
+                stdout, stderr = process.communicate(stdin.encode("utf-8"), timeout=self.timeout)
+            except subprocess.TimeoutExpired as exc:
+                _kill_group(process)
+                raise ProviderError(
+                    f"the claude CLI gave no reply within {self.timeout:g} s "
+                    "(is the API reachable? try `claude -p hello`)"
+                ) from exc
+            return process.returncode, stdout, stderr
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.communicate()
+
+
+def parse_reply(code: int, stdout: bytes, stderr: bytes, output: type[T]) -> T:
+    """Turn the CLI's exit code and output into the validated model, or raise ProviderError."""
+    if len(stdout) > MAX_REPLY_BYTES:
+        raise ProviderError(f"the claude CLI replied with more than {MAX_REPLY_BYTES} bytes")
+    try:
+        reply = json.loads(stdout.decode("utf-8", errors="replace"))
+    except json.JSONDecodeError:
+        reply = None
+    if not isinstance(reply, dict):
+        if code != 0:
+            message = _first_line(stderr.decode("utf-8", errors="replace"))
+            raise ProviderError(f"the claude CLI exited with status {code}: {message}")
+        raise ProviderError("the claude CLI replied with something other than a JSON object")
+    if reply.get("is_error") is not False:
+        result = reply.get("result")
+        message = _first_line(result) if isinstance(result, str) else "no message"
+        raise ProviderError(f"the claude CLI reported an error: {message}")
+    if code != 0:
+        raise ProviderError(f"the claude CLI exited with status {code}")
+    structured = reply.get("structured_output")
+    if structured is None:
+        raise ProviderError(
+            "the claude CLI reply has no structured_output (the model ignored the schema)"
+        )
+    try:
+        return output.model_validate(structured)
+    except ValidationError as exc:
+        raise ProviderError(
+            f"the claude CLI's structured_output does not match the schema: "
+            f"{exc.error_count()} error(s), first at {_loc(exc)}"
+        ) from exc
+
+
+def _loc(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    return ".".join(str(p) for p in first["loc"]) or "(top level)"

@@ -1,0 +1,345 @@
+"""The SQLite store: the only module that writes SQL.
+
+One database file in WAL mode (readers such as ``scout ask`` never block on a writer and never see a
+half-written project: every replacement happens in one short transaction). The schema is built by
+the numbered migrations below, applied in order on every open and recorded in ``PRAGMA
+user_version``; a database newer than this code is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from scout.errors import StoreError
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+def now() -> str:
+    """UTC timestamp in the one format the store uses (sortable ISO 8601, second precision)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class PassageRecord:
+    """A passage as written: where it was read (project, path, sha, lines) and what it says."""
+
+    project: str
+    path: str
+    sha: str
+    line_start: int
+    line_end: int
+    heading: str
+    body: str
+    source: str  # docs | code
+    origin: str  # corpus | signpost
+    url: str
+    target: str | None = None  # for origin = signpost: the key of the signpost target it belongs to
+
+
+@dataclass(frozen=True)
+class PassageHit(PassageRecord):
+    """A passage found by search, with its BM25 score (lower is better) and row id."""
+
+    id: int = 0
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class ProjectRow:
+    path: str
+    visibility: str
+    archived: bool
+    default_branch: str | None
+    web_url: str
+    indexed_sha: str | None
+    indexed_at: str | None
+
+
+def _m1_corpus(db: sqlite_utils.Database) -> None:
+    """Projects as last indexed and their passages, with FTS5 over heading and body.
+
+    The porter stemmer lets "rotating" find "rotate"; remove_diacritics folds accents so questions
+    typed without them still match. Triggers keep the external-content FTS table in sync, so no
+    code path can forget to update it.
+    """
+    db.executescript(
+        """
+        create table projects (
+            path text primary key,
+            visibility text not null,
+            archived integer not null default 0,
+            default_branch text,
+            web_url text not null,
+            indexed_sha text,
+            indexed_at text
+        );
+        create table passages (
+            id integer primary key,
+            project text not null,
+            path text not null,
+            sha text not null,
+            line_start integer not null,
+            line_end integer not null,
+            heading text not null,
+            body text not null,
+            source text not null check (source in ('docs', 'code')),
+            origin text not null check (origin in ('corpus', 'signpost')),
+            url text not null,
+            target text
+        );
+        create index passages_project on passages(project, origin);
+        create index passages_target on passages(target);
+        create virtual table passages_fts using fts5(
+            heading, body, content='passages', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        create trigger passages_ai after insert on passages begin
+            insert into passages_fts(rowid, heading, body) values (new.id, new.heading, new.body);
+        end;
+        create trigger passages_ad after delete on passages begin
+            insert into passages_fts(passages_fts, rowid, heading, body)
+                values ('delete', old.id, old.heading, old.body);
+        end;
+        create trigger passages_au after update on passages begin
+            insert into passages_fts(passages_fts, rowid, heading, body)
+                values ('delete', old.id, old.heading, old.body);
+            insert into passages_fts(rowid, heading, body) values (new.id, new.heading, new.body);
+        end;
+        """
+    )
+
+
+def _m2_questions(db: sqlite_utils.Database) -> None:
+    """Every question's outcome, for the gap backlog. Never passage text, never answers."""
+    db.executescript(
+        """
+        create table questions (
+            id integer primary key,
+            asked_at text not null,
+            question text not null,
+            outcome text not null check (outcome in ('answered', 'declined')),
+            reason text,
+            provider text not null,
+            passages integer not null,
+            latency_ms integer not null
+        );
+        create index questions_asked on questions(outcome, asked_at);
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_corpus, _m2_questions]
+
+
+class Store:
+    """A Scout database. Open with :meth:`open`; every read and write goes through its methods."""
+
+    def __init__(self, db: sqlite_utils.Database, path: Path) -> None:
+        self.db = db
+        self.path = path
+
+    # ------------------------------------------------------------------ lifecycle
+    @classmethod
+    def open(cls, path: Path, *, create: bool = False) -> Store:
+        """Open (and migrate) the store; without ``create`` a missing file is a StoreError."""
+        path = Path(path)
+        if not path.exists() and not create:
+            raise StoreError(f"no index at {path}: run `scout index` first")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("pragma journal_mode = wal")
+            conn.execute("pragma synchronous = normal")
+            conn.execute("pragma foreign_keys = on")
+            store = cls(sqlite_utils.Database(conn), path)
+            store._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open store {path}: {exc}") from exc
+        return store
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.db.execute("pragma user_version").fetchone()[0])
+
+    def _migrate(self) -> None:
+        version = self.schema_version
+        if version > len(MIGRATIONS):
+            raise StoreError(
+                f"store {self.path} has schema {version}, newer than this Scout "
+                f"({len(MIGRATIONS)}): upgrade Scout"
+            )
+        for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+            with self.transaction():
+                migration(self.db)
+                self.db.execute(f"pragma user_version = {number}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction, taken up front (BEGIN IMMEDIATE) so it never fails half-way."""
+        conn = self.db.conn
+        conn.execute("begin immediate")
+        try:
+            yield
+        except BaseException:
+            conn.execute("rollback")
+            raise
+        else:
+            conn.execute("commit")
+
+    # ------------------------------------------------------------------ projects and corpus
+    def projects(self) -> dict[str, ProjectRow]:
+        rows = self.db.execute(
+            "select path, visibility, archived, default_branch, web_url, indexed_sha, indexed_at "
+            "from projects order by path"
+        ).fetchall()
+        return {r[0]: ProjectRow(r[0], r[1], bool(r[2]), r[3], r[4], r[5], r[6]) for r in rows}
+
+    def replace_project(
+        self,
+        project: ProjectRow,
+        passages: Iterable[PassageRecord],
+    ) -> int:
+        """Replace a project's corpus passages and record its indexed sha, all or nothing."""
+        count = 0
+        with self.transaction():
+            self.db.execute("delete from passages where project = ? and origin = 'corpus'", [project.path])
+            for record in passages:
+                self._insert_passage(record)
+                count += 1
+            self.db.execute(
+                "insert or replace into projects "
+                "(path, visibility, archived, default_branch, web_url, indexed_sha, indexed_at) "
+                "values (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    project.path,
+                    project.visibility,
+                    int(project.archived),
+                    project.default_branch,
+                    project.web_url,
+                    project.indexed_sha,
+                    project.indexed_at,
+                ],
+            )
+        return count
+
+    def remove_project(self, path: str) -> int:
+        """Forget a project that no longer qualifies: its row and every passage read from it."""
+        with self.transaction():
+            removed = self.db.execute("delete from passages where project = ?", [path]).rowcount
+            self.db.execute("delete from projects where path = ?", [path])
+        return int(removed)
+
+    def insert_passages(self, records: Iterable[PassageRecord]) -> int:
+        count = 0
+        with self.transaction():
+            for record in records:
+                self._insert_passage(record)
+                count += 1
+        return count
+
+    def _insert_passage(self, record: PassageRecord) -> None:
+        row = asdict(record)
+        columns = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        self.db.execute(f"insert into passages ({columns}) values ({marks})", list(row.values()))
+
+    def passage_count(self, origin: str | None = None) -> int:
+        if origin is None:
+            return int(self.db.execute("select count(*) from passages").fetchone()[0])
+        return int(
+            self.db.execute("select count(*) from passages where origin = ?", [origin]).fetchone()[0]
+        )
+
+    def passages(self, project: str | None = None) -> list[PassageRecord]:
+        """Every passage (of one project), in a stable order: for tests, audits and reports."""
+        where, args = ("where project = ?", [project]) if project else ("", [])
+        rows = self.db.execute(
+            f"select {_PASSAGE_COLUMNS} from passages {where} "
+            "order by project, path, line_start, origin, id",
+            args,
+        ).fetchall()
+        return [PassageRecord(*row) for row in rows]
+
+    # ------------------------------------------------------------------ retrieval
+    def search(self, match: str, limit: int, *, heading_weight: float) -> list[PassageHit]:
+        """Top passages for an FTS5 MATCH expression, BM25 with the heading column weighted.
+
+        ``match`` must come from ``scout.retrieve.build_query``: raw user text is not safe here.
+        """
+        try:
+            rows = self.db.execute(
+                f"select {_PASSAGE_COLUMNS}, passages.id, "
+                "bm25(passages_fts, ?, 1.0) as score "
+                "from passages_fts join passages on passages.id = passages_fts.rowid "
+                "where passages_fts match ? order by score limit ?",
+                [heading_weight, match, limit],
+            ).fetchall()
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"search failed on {self.path}: {exc}") from exc
+        return [PassageHit(*row) for row in rows]
+
+    # ------------------------------------------------------------------ question log
+    def log_question(
+        self,
+        *,
+        question: str,
+        outcome: str,
+        reason: str | None,
+        provider: str,
+        passages: int,
+        latency_ms: int,
+        asked_at: str | None = None,
+    ) -> None:
+        with self.transaction():
+            self.db.execute(
+                "insert into questions "
+                "(asked_at, question, outcome, reason, provider, passages, latency_ms) "
+                "values (?, ?, ?, ?, ?, ?, ?)",
+                [asked_at or now(), question, outcome, reason, provider, passages, latency_ms],
+            )
+
+    def questions(
+        self, *, outcome: str | None = None, since: str | None = None
+    ) -> list[dict[str, Any]]:
+        clauses, args = [], []
+        if outcome:
+            clauses.append("outcome = ?")
+            args.append(outcome)
+        if since:
+            clauses.append("asked_at >= ?")
+            args.append(since)
+        where = f"where {' and '.join(clauses)}" if clauses else ""
+        cursor = self.db.execute(
+            "select asked_at, question, outcome, reason, provider, passages, latency_ms "
+            f"from questions {where} order by asked_at, id",
+            args,
+        )
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+_PASSAGE_COLUMNS = ", ".join(
+    f"passages.{name}"
+    for name in (
+        "project path sha line_start line_end heading body source origin url target".split()
+    )
+)

@@ -1,0 +1,134 @@
+"""The values signpost extraction works with: its context, the references it returns, and their
+normalised reference strings.
+
+Main rule: a ``Reference`` is fully normalised when it is built, so its ``reference`` string is a
+stable de-duplication key and the exact text an audit shows. The forms are:
+
+    docs_page       the normalised URL, ``https://docs.acme.example/config/guide/x.html#anchor``
+    file (URL)      ``acme/config/-/blob/<sha>/<path>#L10-20`` or ``.../-/blob/<ref/path>`` when the
+                    ref is not a full sha (it cannot be split from the path offline)
+    file (no ref)   ``acme/config:<path>#L10-20`` (a relative link or a bare path)
+    commit          ``acme/config@<sha>`` (lower-case hex), whatever form it was written in
+    merge_request   ``acme/config!12``, whatever form it was written in
+"""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Kind = Literal["docs_page", "file", "commit", "merge_request"]
+
+
+@dataclass(frozen=True)
+class DocsSite:
+    """A configured docs site (config ``[[docs_site]]``): pages below ``url`` come from ``root``."""
+
+    url: str
+    project: str
+    root: str
+
+
+@dataclass(frozen=True)
+class ExtractContext:
+    """Everything extraction needs to know besides the text; all bounds are per issue."""
+
+    gitlab_url: str  # configured GitLab web URL, e.g. https://gitlab.acme.example
+    docs_sites: tuple[DocsSite, ...] = ()
+    project: str | None = None  # the issue's own project (full path); short forms need it
+    max_bytes: int = 1 << 20  # UTF-8 bytes read per issue (all texts together); rest counted
+    max_references: int = 50  # distinct references per issue; rest counted as skipped
+    timeout: float = 2.0  # regex timeout budget per text, seconds
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One resolvable reference found in issue text, normalised."""
+
+    kind: Kind
+    reference: str  # normalised reference string (stable; de-dup key; what audits show)
+    project: str | None  # target project full path
+    path: str | None  # file path in repo (file), page path below site root (docs_page)
+    lines: tuple[int, int] | None  # (a, b); a single line is (a, a)
+    sha: str | None  # commit sha (commit) or pinned sha of a blob URL (file)
+    iid: int | None  # merge request iid
+    url: str | None  # the normalised URL when the reference came from a URL
+    ref_path: str | None = None  # "<ref>/<path>" of a blob URL whose ref is not a full sha
+    anchor: str | None = None  # docs_page #anchor
+    docs_site: str | None = None  # the matching DocsSite.url for docs_page
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields of DESIGN.md's ``scout signposts extract --json`` entries, absent ones null."""
+        return {
+            "kind": self.kind,
+            "reference": self.reference,
+            "project": self.project,
+            "path": self.path,
+            "lines": list(self.lines) if self.lines is not None else None,
+            "sha": self.sha,
+            "iid": self.iid,
+            "url": self.url,
+        }
+
+
+@dataclass
+class Extraction:
+    """The distinct references of an issue in order of first appearance, and what was skipped.
+
+    ``skipped`` keys: ``bytes_over_limit`` (UTF-8 bytes not read), ``references_over_limit``
+    (distinct references past ``max_references``), ``timeout`` (texts abandoned on the regex
+    timeout), ``no_project`` (short forms seen while the issue's project is unknown).
+    """
+
+    references: list[Reference] = field(default_factory=list)
+    skipped: collections.Counter[str] = field(default_factory=collections.Counter)
+
+
+def lines_fragment(lines: tuple[int, int] | None) -> str:
+    """``#L10`` for a single line, ``#L10-20`` for a range (GitLab's own anchor form)."""
+    if lines is None:
+        return ""
+    a, b = lines
+    return f"#L{a}" if a == b else f"#L{a}-{b}"
+
+
+def file_ref(project: str, path: str, lines: tuple[int, int] | None) -> Reference:
+    """A file in the issue's (or a named) project at the default branch, from a link or path."""
+    return Reference(
+        kind="file",
+        reference=f"{project}:{path}{lines_fragment(lines)}",
+        project=project,
+        path=path,
+        lines=lines,
+        sha=None,
+        iid=None,
+        url=None,
+    )
+
+
+def commit_ref(project: str, sha: str, url: str | None = None) -> Reference:
+    sha = sha.lower()
+    return Reference(
+        kind="commit",
+        reference=f"{project}@{sha}",
+        project=project,
+        path=None,
+        lines=None,
+        sha=sha,
+        iid=None,
+        url=url,
+    )
+
+
+def merge_request_ref(project: str, iid: int, url: str | None = None) -> Reference:
+    return Reference(
+        kind="merge_request",
+        reference=f"{project}!{iid}",
+        project=project,
+        path=None,
+        lines=None,
+        sha=None,
+        iid=iid,
+        url=url,
+    )

@@ -1,0 +1,97 @@
+"""Shared fixtures: estates built with real git, config files, and running the real ``scout``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scout.demo.builder import EstateBuilder
+
+_PLUGIN = Path(__file__).parent / "gitlab_server" / "pytest_plugin.py"
+pytest_plugins = ["tests.gitlab_server.pytest_plugin"] if _PLUGIN.exists() else []
+
+SCOUT = [sys.executable, "-m", "scout"]
+
+
+def render_config(estate: Path | None, **sections: dict[str, Any]) -> str:
+    """A scout.toml for a local estate; ``sections`` override or add tables (docs_site: a list)."""
+    base: dict[str, Any] = {
+        "forge": {
+            "kind": "local",
+            "url": "https://gitlab.acme.example",
+            "path": str(estate) if estate else "estate",
+            "groups": ["acme"],
+        },
+        "corpus": {"visibility": ["public"], "exclude_projects": ["acme/infra"]},
+        "answer": {"provider": "offline"},
+        "store": {"path": "scout.db"},
+    }
+    for name, values in sections.items():
+        if isinstance(values, dict):
+            base[name] = {**base.get(name, {}), **values}
+        else:
+            base[name] = values
+    lines: list[str] = []
+    for name, values in base.items():
+        rows = values if isinstance(values, list) else [values]
+        for row in rows:
+            lines.append(f"[[{name}]]" if isinstance(values, list) else f"[{name}]")
+            lines += [f"{key} = {json.dumps(value)}" for key, value in row.items()]
+            lines.append("")
+    return "\n".join(lines)
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+@pytest.fixture
+def estate_builder(tmp_path: Path) -> EstateBuilder:
+    return EstateBuilder(tmp_path / "estate")
+
+
+@pytest.fixture
+def write_config(tmp_path: Path) -> Callable[..., Path]:
+    def write(estate: Path | None = None, name: str = "scout.toml", **sections: Any) -> Path:
+        target = tmp_path / name
+        target.write_text(render_config(estate or tmp_path / "estate", **sections), encoding="utf-8")
+        return target
+
+    return write
+
+
+@pytest.fixture
+def scout(tmp_path: Path) -> Callable[..., Result]:
+    """Run the real ``scout`` as a subprocess (exit codes and stdout/stderr kept apart)."""
+
+    def run(
+        *args: str, config: Path | None = None, env: dict[str, str] | None = None,
+        input: str | None = None, timeout: float = 120,
+    ) -> Result:
+        command = [*SCOUT, *(["--config", str(config)] if config else []), *args]
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, **(env or {})},
+            input=input,
+            timeout=timeout,
+        )
+        return Result(done.returncode, done.stdout, done.stderr)
+
+    return run

@@ -1,0 +1,152 @@
+"""The estate directory as the test server sees it: projects, groups, merge requests and issues.
+
+Numeric ids follow estate.toml order (projects 1..n; groups numbered in order of first appearance
+of each namespace prefix), so they are stable for a given estate.toml. The files are re-read when
+they change on disk, so a test may rewrite estate.toml between requests; ``overrides`` (set by
+``GitLabServer.set_visibility``/``set_archived``) are applied on top of every reload.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from tests.gitlab_server.git import GitRepo
+
+_MAX_ISSUE_FILE = 20_000_000  # bytes; bound what a fixture file can make the server hold
+
+
+@dataclass(frozen=True)
+class ProjectInfo:
+    id: int
+    path: str  # full path, group/subgroup/project
+    visibility: str
+    archived: bool
+    default_branch: str
+    repo: GitRepo
+    web_url: str
+
+    @property
+    def namespace(self) -> str:
+        return self.path.rpartition("/")[0]
+
+    @property
+    def name(self) -> str:
+        return self.path.rpartition("/")[2]
+
+
+@dataclass(frozen=True)
+class GroupInfo:
+    id: int
+    full_path: str
+    parent: str | None  # full path of the parent group
+    web_url: str
+
+    @property
+    def name(self) -> str:
+        return self.full_path.rpartition("/")[2]
+
+
+@dataclass
+class EstateData:
+    url: str
+    projects: list[ProjectInfo]
+    groups: list[GroupInfo]
+    merge_requests: list[dict[str, Any]]
+    issues: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def project(self, ident: str) -> ProjectInfo | None:
+        """A project by numeric id or full path (case-insensitive, like GitLab's lookup)."""
+        for p in self.projects:
+            if str(p.id) == ident or p.path.lower() == ident.lower():
+                return p
+        return None
+
+    def group(self, ident: str) -> GroupInfo | None:
+        for g in self.groups:
+            if str(g.id) == ident or g.full_path.lower() == ident.lower():
+                return g
+        return None
+
+    def group_by_path(self, full_path: str) -> GroupInfo:
+        found = self.group(full_path)
+        assert found is not None
+        return found
+
+
+def _load(root: Path, overrides: dict[str, dict[str, Any]]) -> EstateData:
+    meta = tomllib.loads((root / "estate.toml").read_text(encoding="utf-8"))
+    url = str(meta.get("url", "https://gitlab.example")).rstrip("/")
+    projects: list[ProjectInfo] = []
+    groups: dict[str, GroupInfo] = {}
+    for n, row in enumerate(meta.get("project", []), start=1):
+        path = str(row["path"]).strip("/")
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            prefix = "/".join(parts[:depth])
+            if prefix not in groups:
+                parent = "/".join(parts[: depth - 1]) or None
+                groups[prefix] = GroupInfo(
+                    len(groups) + 1, prefix, parent, f"{url}/groups/{prefix}"
+                )
+        project = ProjectInfo(
+            id=n,
+            path=path,
+            visibility=str(row.get("visibility", "public")),
+            archived=bool(row.get("archived", False)),
+            default_branch=str(row.get("default_branch", "main")),
+            repo=GitRepo(root / "repos" / path),
+            web_url=f"{url}/{path}",
+        )
+        projects.append(replace(project, **overrides.get(path, {})))
+    issues: dict[str, list[dict[str, Any]]] = {}
+    for project in projects:
+        issue_file = root / "issues" / f"{project.path}.jsonl"
+        if issue_file.is_file() and issue_file.stat().st_size <= _MAX_ISSUE_FILE:
+            lines = issue_file.read_text(encoding="utf-8").splitlines()
+            issues[project.path] = [json.loads(line) for line in lines if line.strip()]
+    return EstateData(
+        url=url,
+        projects=projects,
+        groups=list(groups.values()),
+        merge_requests=[dict(mr) for mr in meta.get("merge_request", [])],
+        issues=issues,
+    )
+
+
+class Estate:
+    """Thread-safe, change-aware view of an estate directory."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.overrides: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self._stamp: tuple[Any, ...] | None = None
+        self._data: EstateData | None = None
+
+    def _current_stamp(self) -> tuple[Any, ...]:
+        files = [self.root / "estate.toml"]
+        issues_dir = self.root / "issues"
+        if issues_dir.is_dir():
+            files += sorted(issues_dir.rglob("*.jsonl"))
+        stamp: list[Any] = [repr(sorted(self.overrides.items()))]
+        for f in files:
+            st = f.stat()
+            stamp.append((str(f), st.st_mtime_ns, st.st_size))
+        return tuple(stamp)
+
+    def data(self) -> EstateData:
+        with self._lock:
+            stamp = self._current_stamp()
+            if self._data is None or stamp != self._stamp:
+                self._data = _load(self.root, self.overrides)
+                self._stamp = stamp
+            return self._data
+
+    def override(self, path: str, **fields: Any) -> None:
+        with self._lock:
+            self.overrides.setdefault(path, {}).update(fields)

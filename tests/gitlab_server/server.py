@@ -1,0 +1,276 @@
+"""GitLabServer: a GitLab REST API v4 test server on 127.0.0.1 over an estate directory.
+
+It serves the estate read-only through git (see ``api``), checks ``PRIVATE-TOKEN`` (or an
+``Authorization: Bearer`` token) on every request, logs every request, and can add latency and
+injected faults (see ``faults``). Each request is handled in order: latency, fault, token, route.
+The log entry is written before the response goes out, so a client that has its answer always
+finds its request in ``log``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import sys
+import threading
+import traceback
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from tests.gitlab_server import api
+from tests.gitlab_server.estate import Estate
+from tests.gitlab_server.faults import FaultBook
+from tests.gitlab_server.wire import ApiError, Response
+
+
+@dataclass(frozen=True)
+class Request:
+    """One logged request: raw (percent-encoded) path, decoded query, status (0: dropped)."""
+
+    method: str
+    path: str
+    query: dict[str, str | list[str]]
+    status: int
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    owner: GitLabServer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_HEAD(self) -> None:
+        self._handle("HEAD")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_PUT(self) -> None:
+        self._handle("PUT")
+
+    def do_DELETE(self) -> None:
+        self._handle("DELETE")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.owner.verbose:
+            super().log_message(format, *args)
+
+    def _handle(self, method: str) -> None:
+        owner = self.server.owner
+        parts = urlsplit(self.path)
+        raw_path = parts.path
+        query = parse_qs(parts.query, keep_blank_values=True)
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(min(length, 1_000_000))
+        if owner.latency:
+            owner._stopping.wait(owner.latency)
+        fault = owner.faults.take(self.path)
+        truncate = False
+        response: Response | None = None
+        if fault is not None:
+            if fault.kind == "drop":
+                owner._record(method, raw_path, query, 0)
+                self.close_connection = True
+                return
+            if fault.kind == "slow":
+                owner._stopping.wait(fault.delay)
+            elif fault.kind == "truncate":
+                truncate = True
+            else:
+                response = _fault_response(fault.kind, fault.status, fault.retry_after)
+        if response is None:
+            response = owner._answer(method, raw_path, query, self.headers.get("PRIVATE-TOKEN"),
+                                     self.headers.get("Authorization"))
+        body = response.body
+        if truncate:
+            body = body[: len(body) // 2]
+        owner._record(method, raw_path, query, response.status)
+        self.send_response(response.status)
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if method != "HEAD":
+            self.wfile.write(body)
+
+
+def _fault_response(kind: str, status: int, retry_after: float | None) -> Response:
+    headers: dict[str, str] = {}
+    if retry_after is not None:
+        headers["Retry-After"] = f"{retry_after:g}"
+    if kind == "429":
+        headers.update({"RateLimit-Limit": "600", "RateLimit-Remaining": "0",
+                        "RateLimit-Observed": "601"})
+        return Response.json({"message": "Retry later"}, 429, headers)
+    if kind == "refuse_archive":
+        message = "403 Forbidden" if status == 403 else f"{status} Not Found"
+        return Response.json({"message": message}, status, headers)
+    if kind in ("502", "503"):
+        text = {502: "502 Bad Gateway", 503: "503 Service Unavailable"}[status]
+        page = f"<html><body><h1>{text}</h1></body></html>\n".encode()
+        return Response(status, page, {"Content-Type": "text/html", **headers})
+    return Response.json({"message": "500 Internal Server Error"}, status, headers)
+
+
+class GitLabServer:
+    """A GitLab REST v4 server on 127.0.0.1 over an estate directory; use as a context manager."""
+
+    def __init__(
+        self,
+        estate: Path,
+        *,
+        token: str = "glpat-test-token",
+        latency: float = 0.0,
+        seed: int = 0,
+        port: int = 0,
+        verbose: bool = False,
+    ):
+        self.estate = Estate(Path(estate))
+        self.token = token
+        self.latency = latency
+        self.verbose = verbose
+        self.faults = FaultBook(seed)
+        self.log: list[Request] = []
+        self.url = ""
+        self._port = port
+        self._log_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> GitLabServer:
+        self.estate.data()  # fail here, not on the first request, if estate.toml is unreadable
+        self._stopping.clear()
+        httpd = _HTTPServer(("127.0.0.1", self._port), _Handler)
+        httpd.owner = self
+        self._httpd = httpd
+        self.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+        self._thread = threading.Thread(target=httpd.serve_forever, name="gitlab-test-server",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def serve_forever(self) -> None:
+        """Run in the foreground until interrupted (``python -m tests.gitlab_server``)."""
+        if self._httpd is None:
+            self.start()
+        assert self._thread is not None
+        try:
+            while self._thread.is_alive():
+                self._thread.join(timeout=0.5)
+        finally:
+            self.stop()
+
+    def __enter__(self) -> GitLabServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # test controls
+    def clear_log(self) -> None:
+        with self._log_lock:
+            self.log.clear()
+
+    def inject(
+        self,
+        fault: str,
+        *,
+        times: int | None = 1,
+        match: str | None = None,
+        retry_after: float | None = None,
+        probability: float | None = None,
+        delay: float = 5.0,
+        status: int | None = None,
+    ) -> None:
+        """Make the next ``times`` requests matching ``match`` fail with ``fault``.
+
+        ``match`` is a regex searched in the raw request target (percent-encoded path and query).
+
+        ``times=None`` fails every matching request; ``probability`` fails each matching request
+        on a draw from the seeded RNG instead. ``retry_after`` adds a ``Retry-After`` header
+        (omitted when None). ``delay`` is the sleep of "slow"; ``status`` (403 or 404) the answer
+        of "refuse_archive", which only ever matches archive requests.
+        """
+        self.faults.add(fault, times=times, match=match, retry_after=retry_after,
+                        probability=probability, delay=delay, status=status)
+
+    def clear_faults(self) -> None:
+        self.faults.clear()
+
+    def set_visibility(self, path: str, visibility: str) -> None:
+        """Serve ``path`` with another visibility from now on (estate.toml is not written)."""
+        self.estate.override(path, visibility=visibility)
+
+    def set_archived(self, path: str, archived: bool) -> None:
+        self.estate.override(path, archived=archived)
+
+    def requests(self, pattern: str = "") -> list[Request]:
+        """Logged requests whose raw path contains ``pattern`` (a plain substring)."""
+        with self._log_lock:
+            return [r for r in self.log if pattern in r.path]
+
+    # internals
+    def _record(self, method: str, path: str, query: dict[str, list[str]], status: int) -> None:
+        flat = {k: v[0] if len(v) == 1 else list(v) for k, v in query.items()}
+        with self._log_lock:
+            self.log.append(Request(method, path, flat, status))
+
+    def _authorised(self, private_token: str | None, authorization: str | None) -> bool:
+        offered = private_token
+        if offered is None and authorization and authorization.startswith("Bearer "):
+            offered = authorization[len("Bearer ") :]
+        return offered is not None and hmac.compare_digest(offered.encode(), self.token.encode())
+
+    def _answer(
+        self,
+        method: str,
+        raw_path: str,
+        query: dict[str, list[str]],
+        private_token: str | None,
+        authorization: str | None,
+    ) -> Response:
+        if not self._authorised(private_token, authorization):
+            return Response.json({"message": "401 Unauthorized"}, 401)
+        if method not in ("GET", "HEAD"):
+            return Response.json({"message": "405 Method Not Allowed"}, 405)
+        ctx = api.Context(
+            data=self.estate.data(),
+            api_url=f"{self.url}/api/v4",
+            link_base=f"{self.url}{raw_path}",
+            method=method,
+            query=query,
+        )
+        try:
+            return api.dispatch(ctx, raw_path)
+        except ApiError as exc:
+            return exc.response()
+        except Exception:
+            # a bug in the server must show in the test output, not only as a 500 to the client
+            traceback.print_exc(file=sys.stderr)
+            return Response.json({"message": "500 Internal Server Error"}, 500)

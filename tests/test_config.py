@@ -1,0 +1,123 @@
+"""Config loading: where it is found, what it must contain, and how errors read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scout.config import load_config
+from scout.errors import ConfigError
+
+GOOD = """
+[forge]
+kind = "local"
+url = "https://gitlab.acme.example/"
+path = "estate"
+groups = ["acme"]
+
+[[docs_site]]
+url = "https://docs.acme.example/handbook"
+project = "acme/handbook"
+
+[store]
+path = "data/scout.db"
+"""
+
+
+def test_relative_paths_resolve_against_the_config_folder(tmp_path: Path) -> None:
+    (tmp_path / "conf").mkdir()
+    target = tmp_path / "conf" / "scout.toml"
+    target.write_text(GOOD)
+    config = load_config(target)
+    assert config.forge.path == (tmp_path / "conf" / "estate").resolve()
+    assert config.store.path == (tmp_path / "conf" / "data" / "scout.db").resolve()
+    assert config.forge.url == "https://gitlab.acme.example"
+    assert config.docs_site[0].url == "https://docs.acme.example/handbook/"
+    assert config.docs_site[0].root == "docs/"
+    assert config.answer.provider == "claude-local" and config.answer.passages == 8
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("[answer]\npasages = 3\n", "answer.pasages: unknown key"),
+        ("[answer]\npassages = 'eight'\n", "answer.passages: Input should be a valid integer"),
+        ("[answer]\npassages = 50\n", "answer.passages: Input should be less than or equal to 20"),
+        ("[answer]\nprovider = 'gpt'\n", "answer.provider: Input should be 'claude-local', 'anthropic' or 'offline'"),
+        ("[corpus]\nvisibility = ['secret']\n", "corpus.visibility.0: Input should be 'public', 'internal' or 'private'"),
+        ("[corpus]\ninclude_archived = 'maybe'\n", "corpus.include_archived: Input should be a valid boolean"),
+        ("[surprise]\nx = 1\n", "surprise: unknown key"),
+        ("source = 'x'\n", "source: unknown key"),
+    ],
+)
+def test_a_wrong_key_or_type_names_the_key(tmp_path: Path, extra: str, message: str) -> None:
+    target = tmp_path / "scout.toml"
+    target.write_text(extra + GOOD if extra.startswith("source") else GOOD + extra)
+    with pytest.raises(ConfigError) as caught:
+        load_config(target)
+    assert str(caught.value).startswith(f"{target}: ")
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("[forge]\nkind = 'local'\nurl = 'https://g.example'\ngroups = ['acme']\n", "needs path"),
+        ("[forge]\nkind = 'gitlab'\nurl = 'g.example'\ngroups = ['acme']\n", "forge.url: expected an http(s) URL"),
+        ("[forge]\nkind = 'gitlab'\nurl = 'https://g.example'\ngroups = []\n", "forge.groups"),
+        ("[answer]\nprovider = 'offline'\n", "forge: required key is missing"),
+        ("[forge\n", "not valid TOML"),
+    ],
+)
+def test_invalid_config_files(tmp_path: Path, body: str, message: str) -> None:
+    target = tmp_path / "scout.toml"
+    target.write_text(body)
+    with pytest.raises(ConfigError, match=None) as caught:
+        load_config(target)
+    assert message in str(caught.value)
+
+
+def test_a_missing_config_names_every_path_it_looked_at(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SCOUT_CONFIG", raising=False)
+    with pytest.raises(ConfigError) as caught:
+        load_config(None)
+    assert str(tmp_path / "scout.toml") in str(caught.value)
+    monkeypatch.setenv("SCOUT_CONFIG", str(tmp_path / "elsewhere.toml"))
+    with pytest.raises(ConfigError) as caught:
+        load_config(None)
+    assert str(tmp_path / "elsewhere.toml") in str(caught.value)
+
+
+def test_the_environment_variable_is_used_when_no_path_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "other.toml"
+    target.write_text(GOOD)
+    monkeypatch.setenv("SCOUT_CONFIG", str(target))
+    assert load_config(None).source == target.absolute()
+
+
+def test_the_token_comes_only_from_the_named_environment_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "scout.toml"
+    target.write_text(GOOD.replace('groups = ["acme"]', 'groups = ["acme"]\ntoken_env = "ACME_TOKEN"'))
+    monkeypatch.delenv("ACME_TOKEN", raising=False)
+    config = load_config(target)
+    assert config.token() is None
+    monkeypatch.setenv("ACME_TOKEN", "glpat-secret")
+    assert config.token() == "glpat-secret"
+    target.write_text(GOOD.replace('groups = ["acme"]', 'groups = ["acme"]\ntoken = "inline"'))
+    with pytest.raises(ConfigError, match="forge.token: unknown key"):
+        load_config(target)
+
+
+def test_the_example_and_demo_configs_are_valid() -> None:
+    root = Path(__file__).parent.parent / "config"
+    for name in ("scout.example.toml", "demo.toml"):
+        if (root / name).exists():
+            load_config(root / name)

@@ -1,0 +1,115 @@
+"""One contract for both forges: on the same estate, local and GitLab answer every operation alike.
+
+The estate is built once with EstateBuilder; the local forge reads it directly and the GitLab forge
+reads it through the GitLab API test server. Each case runs an operation on both and compares the
+answers (records, or the error reason); fields only GitLab knows (numeric ids, activity times) are
+left out of the comparison.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scout.errors import ForgeError
+from scout.forge.base import Project
+from scout.forge.gitlab import GitLabForge
+from scout.forge.local import LocalForge
+from tests.gitlab_server.server import GitLabServer
+from tests.test_forge_gitlab import TOKEN, build_estate
+
+Shas = dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def estate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Shas]:
+    root = tmp_path_factory.mktemp("contract")
+    return root, build_estate(root)
+
+
+@pytest.fixture(scope="module")
+def forges(estate: tuple[Path, Shas]) -> Iterator[dict[str, Any]]:
+    with GitLabServer(estate[0], token=TOKEN) as server:
+        local = LocalForge(estate[0], ["acme"])
+        gitlab = GitLabForge(server.url, TOKEN, ["acme"], backoff=0.01)
+        yield {"local": local, "gitlab": gitlab}
+        local.close()
+        gitlab.close()
+
+
+def _plain(value: Any) -> Any:
+    """Records as dicts without backend-specific fields; errors as their reason."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = dataclasses.asdict(value)
+        hidden = ("id", "last_activity_at") if isinstance(value, Project) else ("project_id",)
+        return {k: v for k, v in fields.items() if k not in hidden}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def answer(forge: Any, call: Callable[[Any, Project, Shas], Any], shas: Shas) -> Any:
+    try:
+        project = forge.project("acme/config")
+        result = call(forge, project, shas)
+        if isinstance(result, Iterator):
+            result = list(result)
+        return _plain(result)
+    except ForgeError as exc:
+        return ("error", exc.reason)
+
+
+def _first_issue(forge: Any) -> Any:
+    return next(iter(forge.issues_updated_after("acme", None)))
+
+
+CASES: dict[str, Callable[[Any, Project, Shas], Any]] = {
+    "projects": lambda f, p, s: sorted(_plain(list(f.projects())), key=lambda r: r["path"]),
+    "project": lambda f, p, s: p,
+    "private project": lambda f, p, s: f.project("acme/sub/secret"),
+    "unknown project": lambda f, p, s: f.project("acme/nope"),
+    "head": lambda f, p, s: f.head(p),
+    "empty head": lambda f, p, s: f.head(f.project("acme/empty")),
+    "files at head": lambda f, p, s: sorted(f.files(p, s["head"]), key=lambda e: e.path),
+    "files at first": lambda f, p, s: sorted(f.files(p, s["first"]), key=lambda e: e.path),
+    "read": lambda f, p, s: f.read(p, s["head"], "docs/setup.md"),
+    "read symlink": lambda f, p, s: f.read(p, s["head"], "link.md"),
+    "read missing": lambda f, p, s: f.read(p, s["head"], "docs/missing.md"),
+    "read at older sha": lambda f, p, s: f.read(p, s["first"], "docs/setup.md"),
+    "line count": lambda f, p, s: f.line_count(p, s["head"], "docs/setup.md"),
+    "line count no final newline": lambda f, p, s: f.line_count(p, s["head"], "README.md"),
+    "line count missing": lambda f, p, s: f.line_count(p, s["head"], "nope.md"),
+    "line count directory": lambda f, p, s: f.line_count(p, s["head"], "docs"),
+    "permalink": lambda f, p, s: f.permalink(p, s["head"], "docs/setup.md", (1, 3)),
+    "commit": lambda f, p, s: f.commit(p, s["merge"]),
+    "commit by prefix": lambda f, p, s: f.commit(p, s["head"][:10]),
+    "unknown commit": lambda f, p, s: f.commit(p, "0123456789abcdef0123456789abcdef01234567"),
+    "is ancestor": lambda f, p, s: f.is_ancestor(p, s["feature"], s["head"]),
+    "is not ancestor": lambda f, p, s: f.is_ancestor(p, s["head"], s["feature"]),
+    "commit diff": lambda f, p, s: f.commit_diff(p, s["head"]),
+    "root commit diff": lambda f, p, s: f.commit_diff(p, s["first"]),
+    "merge request": lambda f, p, s: f.merge_request(p, 1),
+    "unknown merge request": lambda f, p, s: f.merge_request(p, 99),
+    "merge request diffs": lambda f, p, s: f.merge_request_diffs(p, 1),
+    "ref with slash": lambda f, p, s: f.resolve_ref_path(p, "feature/x/docs/new.md"),
+    "tag": lambda f, p, s: f.resolve_ref_path(p, "v1.0/docs/setup.md"),
+    "sha ref": lambda f, p, s: f.resolve_ref_path(p, f"{s['head']}/docs/setup.md"),
+    "unknown ref": lambda f, p, s: f.resolve_ref_path(p, "nope/docs/setup.md"),
+    "issues": lambda f, p, s: f.issues_updated_after("acme", None),
+    "issues after": lambda f, p, s: f.issues_updated_after("acme", "2026-02-01T10:00:00Z"),
+    "notes": lambda f, p, s: f.issue_notes(_first_issue(f)),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_both_forges_answer_alike(
+    forges: dict[str, Any], estate: tuple[Path, Shas], case: str
+) -> None:
+    shas = estate[1]
+    local = answer(forges["local"], CASES[case], shas)
+    gitlab = answer(forges["gitlab"], CASES[case], shas)
+    assert gitlab == local

@@ -1,0 +1,89 @@
+"""The store's schema and its all-or-nothing writes."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from scout.errors import StoreError
+from scout.store import MIGRATIONS, PassageRecord, ProjectRow, Store
+
+
+def _passage(n: int, project: str = "acme/a") -> PassageRecord:
+    return PassageRecord(project, f"docs/{n}.md", "a" * 40, 1, 3, f"Heading {n}", f"body {n}",
+                         "docs", "corpus", f"https://g/{project}/-/blob/{'a' * 40}/docs/{n}.md#L1-3")
+
+
+def _row(path: str = "acme/a", sha: str = "a" * 40) -> ProjectRow:
+    return ProjectRow(path, "public", False, "main", f"https://g/{path}", sha, "2026-01-01T00:00:00Z")
+
+
+def test_a_blank_database_ends_with_the_expected_schema(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "s.db", create=True)
+    assert store.schema_version == len(MIGRATIONS)
+    tables = {
+        name
+        for (name,) in store.db.execute(
+            "select name from sqlite_master where type in ('table', 'trigger') "
+            "and name not like 'passages_fts_%' and name not like 'sqlite_%'"
+        )
+    }
+    assert {"projects", "passages", "passages_fts", "questions"} <= tables
+    assert {"passages_ai", "passages_ad", "passages_au"} <= tables
+    assert store.db.execute("pragma journal_mode").fetchone()[0] == "wal"
+    assert store.db["passages"].columns_dict == {
+        "id": int, "project": str, "path": str, "sha": str, "line_start": int, "line_end": int,
+        "heading": str, "body": str, "source": str, "origin": str, "url": str, "target": str,
+    }
+
+
+def test_reopening_applies_no_migration_twice(tmp_path: Path) -> None:
+    Store.open(tmp_path / "s.db", create=True).close()
+    store = Store.open(tmp_path / "s.db")
+    assert store.schema_version == len(MIGRATIONS)
+
+
+def test_a_missing_store_is_an_error_unless_created(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="run `scout index` first"):
+        Store.open(tmp_path / "none.db")
+
+
+def test_a_newer_store_is_refused(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "s.db")
+    conn.execute(f"pragma user_version = {len(MIGRATIONS) + 5}")
+    conn.close()
+    with pytest.raises(StoreError, match="newer than this Scout"):
+        Store.open(tmp_path / "s.db")
+
+
+def test_a_file_that_is_not_a_database_is_a_store_error(tmp_path: Path) -> None:
+    (tmp_path / "s.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="cannot open store"):
+        Store.open(tmp_path / "s.db")
+
+
+def test_a_failed_replacement_keeps_the_previous_passages(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "s.db", create=True)
+    store.replace_project(_row(), [_passage(n) for n in range(5)])
+
+    def broken():
+        yield _passage(10)
+        raise RuntimeError("forge died mid-project")
+
+    with pytest.raises(RuntimeError):
+        store.replace_project(_row(sha="b" * 40), broken())
+    assert [p.path for p in store.passages()] == [f"docs/{n}.md" for n in range(5)]
+    assert store.projects()["acme/a"].indexed_sha == "a" * 40
+    assert len(store.search('"heading"', 20, heading_weight=5.0)) == 5
+
+
+def test_fts_follows_deletes(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "s.db", create=True)
+    store.replace_project(_row(), [_passage(n) for n in range(3)])
+    store.replace_project(_row("acme/b"), [_passage(7, "acme/b")])
+    assert store.remove_project("acme/a") == 3
+    hits = store.search('"body"', 10, heading_weight=5.0)
+    assert [h.project for h in hits] == ["acme/b"]
+    assert store.db.execute("insert into passages_fts(passages_fts) values('integrity-check')")
