@@ -1,0 +1,1 @@
+"""The issue-ingest worker: incremental sweeps of issues, re-validation, and the schedule."""

@@ -9,6 +9,7 @@ ProviderError and logs nothing: it is an incident, not an outcome.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -102,9 +103,10 @@ def ask(
         verdict = check(output, len(hits))
         if verdict.answered:
             citations = tuple(Citation.of(n, hits[n - 1]) for n in verdict.cited)
-            result = AnswerResult("answered", output.answer.strip(), None, citations, len(hits))
+            answer = _printable(output.answer)
+            result = AnswerResult("answered", answer, None, citations, len(hits))
         else:
-            result = AnswerResult.declined(verdict.reason or "declined", len(hits))
+            result = AnswerResult.declined(_printable(verdict.reason or "declined"), len(hits))
     store.log_question(
         question=question,
         outcome=result.outcome,
@@ -114,6 +116,14 @@ def ask(
         latency_ms=round((time.monotonic() - started) * 1000),
     )
     return result
+
+
+# Model output is printed to terminals: no control characters but newline and tab survive.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _printable(text: str) -> str:
+    return _CONTROLS.sub("", text).strip()
 
 
 def _resolve(provider: Provider | Callable[[], Provider]) -> Provider:

@@ -46,7 +46,14 @@ class LockedError(StoreError):
     exit_code = 7
 
 
-FORGE_REASONS = ("not found", "unauthorized", "rate limited", "unreachable", "server error", "bad data")
+FORGE_REASONS = (
+    "not found",
+    "unauthorized",
+    "rate limited",
+    "unreachable",
+    "server error",
+    "bad data",
+)
 
 
 class ForgeError(ScoutError):

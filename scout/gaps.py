@@ -24,7 +24,7 @@ def normalise(question: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class GapGroup:
-    """One gap: its most recent wording, how often and when it was asked, and why it was declined."""
+    """One gap: its latest wording, how often and when it was asked, and why it was declined."""
 
     question: str
     count: int
@@ -43,7 +43,7 @@ class GapGroup:
 
 
 def group(rows: Iterable[Mapping[str, Any]]) -> list[GapGroup]:
-    """Group declined question rows (``asked_at``, ``question``, ``outcome``, ``reason``) and rank them."""
+    """Group declined rows (``asked_at``, ``question``, ``outcome``, ``reason``); rank them."""
     buckets: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
     for row in rows:
         if row["outcome"] != "declined":

@@ -8,6 +8,7 @@ user_version``; a database newer than this code is refused rather than guessed a
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -137,7 +138,64 @@ def _m2_questions(db: sqlite_utils.Database) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_corpus, _m2_questions]
+def _m3_signposts(db: sqlite_utils.Database) -> None:
+    """Issue sweep state and signpost verdicts.
+
+    ``issues`` keeps only what invariant 1 allows (project, iid, URL, updated_at and the extracted
+    reference strings) so an unchanged issue is recognised without re-reading it. ``signposts``
+    holds one verdict per (issue, reference); accepted ones name a ``target`` key, and the
+    target's passages (origin ``signpost``) live as long as one accepted verdict names it.
+    ``cursors`` holds each group's sweep position, advanced in the same transaction as the issue.
+    """
+    db.executescript(
+        """
+        create table issues (
+            project text not null,
+            iid integer not null,
+            web_url text not null,
+            updated_at text not null,
+            refs text not null,
+            read_at text not null,
+            primary key (project, iid)
+        );
+        create table signposts (
+            id integer primary key,
+            issue_project text not null,
+            issue_iid integer not null,
+            issue_url text not null,
+            kind text not null,
+            reference text not null,
+            status text not null check (status in ('accepted', 'rejected')),
+            check_name text check (check_name in ('corpus_rules', 'resolves', 'addresses')),
+            reason text not null,
+            target_project text,
+            target_path text,
+            target_line_start integer,
+            target_line_end integer,
+            target_sha text,
+            target text,
+            reference_json text not null,
+            checks text not null,
+            checked_at text not null,
+            first_seen_at text not null,
+            withdrawn_at text,
+            unique (issue_project, issue_iid, reference)
+        );
+        create index signposts_status on signposts(status, checked_at);
+        create index signposts_target on signposts(target);
+        create table cursors (
+            scope text primary key,
+            value text not null
+        );
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
+    _m1_corpus,
+    _m2_questions,
+    _m3_signposts,
+]
 
 
 class Store:
@@ -221,7 +279,9 @@ class Store:
         """Replace a project's corpus passages and record its indexed sha, all or nothing."""
         count = 0
         with self.transaction():
-            self.db.execute("delete from passages where project = ? and origin = 'corpus'", [project.path])
+            self.db.execute(
+                "delete from passages where project = ? and origin = 'corpus'", [project.path]
+            )
             for record in passages:
                 self._insert_passage(record)
                 count += 1
@@ -266,7 +326,9 @@ class Store:
         if origin is None:
             return int(self.db.execute("select count(*) from passages").fetchone()[0])
         return int(
-            self.db.execute("select count(*) from passages where origin = ?", [origin]).fetchone()[0]
+            self.db.execute("select count(*) from passages where origin = ?", [origin]).fetchone()[
+                0
+            ]
         )
 
     def passages(self, project: str | None = None) -> list[PassageRecord]:
@@ -296,6 +358,196 @@ class Store:
         except sqlite3.OperationalError as exc:
             raise StoreError(f"search failed on {self.path}: {exc}") from exc
         return [PassageHit(*row) for row in rows]
+
+    # ------------------------------------------------------------------ issues and signposts
+    def cursor(self, scope: str) -> str | None:
+        row = self.db.execute("select value from cursors where scope = ?", [scope]).fetchone()
+        return str(row[0]) if row else None
+
+    def issue(self, project: str, iid: int) -> IssueRow | None:
+        row = self.db.execute(
+            "select project, iid, web_url, updated_at, refs from issues where project = ? and iid = ?",
+            [project, iid],
+        ).fetchone()
+        if row is None:
+            return None
+        return IssueRow(row[0], row[1], row[2], row[3], tuple(json.loads(row[4])))
+
+    def save_issue(
+        self,
+        issue: IssueRow,
+        verdicts: list[NewSignpost],
+        passages: dict[str, list[PassageRecord]],
+        cursor: tuple[str, str] | None,
+    ) -> None:
+        """Replace one issue's verdicts, its targets' passages and the sweep cursor, atomically.
+
+        Verdicts of references the issue no longer contains disappear; a verdict seen before
+        keeps its id and first-seen time. Targets no accepted verdict names any more lose their
+        passages. A crash before the commit leaves the previous state and the old cursor, so the
+        next sweep reads this issue again and ends exactly where an uninterrupted sweep would.
+        """
+        with self.transaction():
+            self.db.execute(
+                "insert or replace into issues (project, iid, web_url, updated_at, refs, read_at) "
+                "values (?, ?, ?, ?, ?, ?)",
+                [
+                    issue.project,
+                    issue.iid,
+                    issue.web_url,
+                    issue.updated_at,
+                    json.dumps(list(issue.refs)),
+                    now(),
+                ],
+            )
+            keep = [v.reference for v in verdicts]
+            marks = ", ".join("?" for _ in keep)
+            self.db.execute(
+                "delete from signposts where issue_project = ? and issue_iid = ?"
+                + (f" and reference not in ({marks})" if keep else ""),
+                [issue.project, issue.iid, *keep],
+            )
+            for verdict in verdicts:
+                self._upsert_signpost(issue, verdict)
+            for key, records in passages.items():
+                self._replace_target_passages(key, records)
+            self._drop_orphan_passages()
+            if cursor is not None:
+                self.db.execute(
+                    "insert or replace into cursors (scope, value) values (?, ?)", list(cursor)
+                )
+
+    def _upsert_signpost(self, issue: IssueRow, v: NewSignpost) -> None:
+        lines = v.target_lines or (None, None)
+        self.db.execute(
+            "insert into signposts (issue_project, issue_iid, issue_url, kind, reference, status, "
+            "check_name, reason, target_project, target_path, target_line_start, target_line_end, "
+            "target_sha, target, reference_json, checks, checked_at, first_seen_at, withdrawn_at) "
+            "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null) "
+            "on conflict (issue_project, issue_iid, reference) do update set "
+            "issue_url = excluded.issue_url, kind = excluded.kind, status = excluded.status, "
+            "check_name = excluded.check_name, reason = excluded.reason, "
+            "target_project = excluded.target_project, target_path = excluded.target_path, "
+            "target_line_start = excluded.target_line_start, "
+            "target_line_end = excluded.target_line_end, target_sha = excluded.target_sha, "
+            "target = excluded.target, reference_json = excluded.reference_json, "
+            "checks = excluded.checks, checked_at = excluded.checked_at, withdrawn_at = null",
+            [
+                issue.project,
+                issue.iid,
+                issue.web_url,
+                v.kind,
+                v.reference,
+                v.status,
+                v.check_name,
+                v.reason,
+                v.target_project,
+                v.target_path,
+                lines[0],
+                lines[1],
+                v.target_sha,
+                v.target,
+                v.reference_json,
+                v.checks,
+                v.checked_at,
+                v.checked_at,
+            ],
+        )
+
+    def _replace_target_passages(self, key: str, records: list[PassageRecord]) -> None:
+        """A target's passages, minus those the corpus already holds at the same sha and lines."""
+        self.db.execute("delete from passages where origin = 'signpost' and target = ?", [key])
+        for record in records:
+            duplicate = self.db.execute(
+                "select 1 from passages where origin = 'corpus' and project = ? and path = ? "
+                "and sha = ? and line_start <= ? and line_end >= ? limit 1",
+                [record.project, record.path, record.sha, record.line_start, record.line_end],
+            ).fetchone()
+            if duplicate is None:
+                self._insert_passage(record)
+
+    def _drop_orphan_passages(self) -> None:
+        self.db.execute(
+            "delete from passages where origin = 'signpost' and target not in "
+            "(select target from signposts where status = 'accepted' and target is not null)"
+        )
+
+    def revalidated(
+        self, signpost_id: int, verdict: NewSignpost, passages: list[PassageRecord]
+    ) -> None:
+        """Record a re-validation: refreshed passages at the new sha, or a withdrawal."""
+        with self.transaction():
+            withdrawn = verdict.status == "rejected"
+            lines = verdict.target_lines or (None, None)
+            self.db.execute(
+                "update signposts set status = ?, check_name = ?, reason = ?, target_path = ?, "
+                "target_line_start = ?, target_line_end = ?, target_sha = ?, target = ?, "
+                "checks = ?, checked_at = ?, withdrawn_at = ? where id = ?",
+                [
+                    verdict.status,
+                    verdict.check_name,
+                    verdict.reason,
+                    verdict.target_path,
+                    lines[0],
+                    lines[1],
+                    verdict.target_sha,
+                    verdict.target,
+                    verdict.checks,
+                    verdict.checked_at,
+                    verdict.checked_at if withdrawn else None,
+                    signpost_id,
+                ],
+            )
+            if verdict.target and not withdrawn:
+                self._replace_target_passages(verdict.target, passages)
+            self._drop_orphan_passages()
+
+    def signposts(
+        self,
+        *,
+        status: str | None = None,
+        check: str | None = None,
+        kind: str | None = None,
+        project: str | None = None,
+        since: str | None = None,
+        withdrawn: bool | None = None,
+        limit: int | None = None,
+        ids: list[int] | None = None,
+    ) -> list[SignpostRow]:
+        """Verdicts newest first, filtered; ``project`` matches the issue's or the target's."""
+        clauses: list[str] = []
+        args: list[Any] = []
+        for column, value in (("status", status), ("check_name", check), ("kind", kind)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                args.append(value)
+        if project is not None:
+            clauses.append("(issue_project = ? or target_project = ?)")
+            args += [project, project]
+        if since is not None:
+            clauses.append("checked_at >= ?")
+            args.append(since)
+        if withdrawn is not None:
+            clauses.append("withdrawn_at is not null" if withdrawn else "withdrawn_at is null")
+        if ids is not None:
+            clauses.append(f"id in ({', '.join('?' for _ in ids)})")
+            args += ids
+        where = f"where {' and '.join(clauses)}" if clauses else ""
+        tail = f" limit {int(limit)}" if limit else ""
+        rows = self.db.execute(
+            f"select {_SIGNPOST_COLUMNS} from signposts {where} "
+            f"order by checked_at desc, id desc{tail}",
+            args,
+        ).fetchall()
+        return [SignpostRow(*row) for row in rows]
+
+    def target_passages(self, key: str) -> list[PassageRecord]:
+        rows = self.db.execute(
+            f"select {_PASSAGE_COLUMNS} from passages where origin = 'signpost' and target = ? "
+            "order by path, line_start",
+            [key],
+        ).fetchall()
+        return [PassageRecord(*row) for row in rows]
 
     # ------------------------------------------------------------------ question log
     def log_question(
@@ -336,6 +588,87 @@ class Store:
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
+
+@dataclass(frozen=True)
+class IssueRow:
+    project: str
+    iid: int
+    web_url: str
+    updated_at: str
+    refs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SignpostRow:
+    """A stored verdict, as audits read it and as the sweep re-validates it."""
+
+    id: int
+    issue_project: str
+    issue_iid: int
+    issue_url: str
+    kind: str
+    reference: str
+    status: str
+    check_name: str | None
+    reason: str
+    target_project: str | None
+    target_path: str | None
+    target_line_start: int | None
+    target_line_end: int | None
+    target_sha: str | None
+    target: str | None
+    reference_json: str
+    checks: str
+    checked_at: str
+    first_seen_at: str
+    withdrawn_at: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """DESIGN.md's ``scout signposts --json`` fields (plus ``withdrawn_at``)."""
+        lines = (
+            [self.target_line_start, self.target_line_end]
+            if self.target_line_start is not None
+            else None
+        )
+        return {
+            "id": self.id,
+            "status": self.status,
+            "kind": self.kind,
+            "reference": self.reference,
+            "issue": {"project": self.issue_project, "iid": self.issue_iid, "url": self.issue_url},
+            "target": {
+                "project": self.target_project,
+                "path": self.target_path,
+                "lines": lines,
+                "sha": self.target_sha,
+            },
+            "check": self.check_name,
+            "reason": self.reason,
+            "checked_at": self.checked_at,
+            "withdrawn_at": self.withdrawn_at,
+        }
+
+
+@dataclass(frozen=True)
+class NewSignpost:
+    """A verdict to store: what validation decided about one reference of one issue."""
+
+    kind: str
+    reference: str
+    status: str
+    check_name: str | None
+    reason: str
+    target_project: str | None
+    target_path: str | None
+    target_lines: tuple[int, int] | None
+    target_sha: str | None
+    target: str | None
+    reference_json: str
+    checks: str
+    checked_at: str
+
+
+_SIGNPOST_COLUMNS = ", ".join(SignpostRow.__dataclass_fields__)
 
 _PASSAGE_COLUMNS = ", ".join(
     f"passages.{name}"

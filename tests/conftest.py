@@ -68,7 +68,9 @@ def estate_builder(tmp_path: Path) -> EstateBuilder:
 def write_config(tmp_path: Path) -> Callable[..., Path]:
     def write(estate: Path | None = None, name: str = "scout.toml", **sections: Any) -> Path:
         target = tmp_path / name
-        target.write_text(render_config(estate or tmp_path / "estate", **sections), encoding="utf-8")
+        target.write_text(
+            render_config(estate or tmp_path / "estate", **sections), encoding="utf-8"
+        )
         return target
 
     return write
@@ -79,8 +81,11 @@ def scout(tmp_path: Path) -> Callable[..., Result]:
     """Run the real ``scout`` as a subprocess (exit codes and stdout/stderr kept apart)."""
 
     def run(
-        *args: str, config: Path | None = None, env: dict[str, str] | None = None,
-        input: str | None = None, timeout: float = 120,
+        *args: str,
+        config: Path | None = None,
+        env: dict[str, str] | None = None,
+        input: str | None = None,
+        timeout: float = 120,
     ) -> Result:
         command = [*SCOUT, *(["--config", str(config)] if config else []), *args]
         done = subprocess.run(

@@ -44,9 +44,18 @@ def test_relative_paths_resolve_against_the_config_folder(tmp_path: Path) -> Non
         ("[answer]\npasages = 3\n", "answer.pasages: unknown key"),
         ("[answer]\npassages = 'eight'\n", "answer.passages: Input should be a valid integer"),
         ("[answer]\npassages = 50\n", "answer.passages: Input should be less than or equal to 20"),
-        ("[answer]\nprovider = 'gpt'\n", "answer.provider: Input should be 'claude-local', 'anthropic' or 'offline'"),
-        ("[corpus]\nvisibility = ['secret']\n", "corpus.visibility.0: Input should be 'public', 'internal' or 'private'"),
-        ("[corpus]\ninclude_archived = 'maybe'\n", "corpus.include_archived: Input should be a valid boolean"),
+        (
+            "[answer]\nprovider = 'gpt'\n",
+            "answer.provider: Input should be 'claude-local', 'anthropic' or 'offline'",
+        ),
+        (
+            "[corpus]\nvisibility = ['secret']\n",
+            "corpus.visibility.0: Input should be 'public', 'internal' or 'private'",
+        ),
+        (
+            "[corpus]\ninclude_archived = 'maybe'\n",
+            "corpus.include_archived: Input should be a valid boolean",
+        ),
         ("[surprise]\nx = 1\n", "surprise: unknown key"),
         ("source = 'x'\n", "source: unknown key"),
     ],
@@ -64,7 +73,10 @@ def test_a_wrong_key_or_type_names_the_key(tmp_path: Path, extra: str, message: 
     ("body", "message"),
     [
         ("[forge]\nkind = 'local'\nurl = 'https://g.example'\ngroups = ['acme']\n", "needs path"),
-        ("[forge]\nkind = 'gitlab'\nurl = 'g.example'\ngroups = ['acme']\n", "forge.url: expected an http(s) URL"),
+        (
+            "[forge]\nkind = 'gitlab'\nurl = 'g.example'\ngroups = ['acme']\n",
+            "forge.url: expected an http(s) URL",
+        ),
         ("[forge]\nkind = 'gitlab'\nurl = 'https://g.example'\ngroups = []\n", "forge.groups"),
         ("[answer]\nprovider = 'offline'\n", "forge: required key is missing"),
         ("[forge\n", "not valid TOML"),
@@ -105,7 +117,9 @@ def test_the_token_comes_only_from_the_named_environment_variable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target = tmp_path / "scout.toml"
-    target.write_text(GOOD.replace('groups = ["acme"]', 'groups = ["acme"]\ntoken_env = "ACME_TOKEN"'))
+    target.write_text(
+        GOOD.replace('groups = ["acme"]', 'groups = ["acme"]\ntoken_env = "ACME_TOKEN"')
+    )
     monkeypatch.delenv("ACME_TOKEN", raising=False)
     config = load_config(target)
     assert config.token() is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +47,16 @@ def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = dataclasses.asdict(value)
         hidden = ("id", "last_activity_at") if isinstance(value, Project) else ("project_id",)
-        return {k: v for k, v in fields.items() if k not in hidden}
+        return {k: _instant(k, v) for k, v in fields.items() if k not in hidden}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
+    return value
+
+
+def _instant(key: str, value: Any) -> Any:
+    """Timestamps compare as instants: git writes ``+00:00`` where estates write ``Z``."""
+    if key in ("authored_date", "updated_at") and isinstance(value, str):
+        return datetime.fromisoformat(value).astimezone(UTC)
     return value
 
 
@@ -68,7 +76,10 @@ def _first_issue(forge: Any) -> Any:
 
 
 CASES: dict[str, Callable[[Any, Project, Shas], Any]] = {
-    "projects": lambda f, p, s: sorted(_plain(list(f.projects())), key=lambda r: r["path"]),
+    "projects": lambda f, p, s: sorted(
+        (_plain(x) for x in f.projects() if x.path != "acme/empty"), key=lambda r: r["path"]
+    ),
+    "empty project": lambda f, p, s: f.project("acme/empty"),
     "project": lambda f, p, s: p,
     "private project": lambda f, p, s: f.project("acme/sub/secret"),
     "unknown project": lambda f, p, s: f.project("acme/nope"),
@@ -92,6 +103,8 @@ CASES: dict[str, Callable[[Any, Project, Shas], Any]] = {
     "is not ancestor": lambda f, p, s: f.is_ancestor(p, s["head"], s["feature"]),
     "commit diff": lambda f, p, s: f.commit_diff(p, s["head"]),
     "root commit diff": lambda f, p, s: f.commit_diff(p, s["first"]),
+    "compare": lambda f, p, s: f.compare(p, s["first"], s["head"]),
+    "compare backwards": lambda f, p, s: f.compare(p, s["head"], s["feature"]),
     "merge request": lambda f, p, s: f.merge_request(p, 1),
     "unknown merge request": lambda f, p, s: f.merge_request(p, 99),
     "merge request diffs": lambda f, p, s: f.merge_request_diffs(p, 1),
@@ -100,12 +113,28 @@ CASES: dict[str, Callable[[Any, Project, Shas], Any]] = {
     "sha ref": lambda f, p, s: f.resolve_ref_path(p, f"{s['head']}/docs/setup.md"),
     "unknown ref": lambda f, p, s: f.resolve_ref_path(p, "nope/docs/setup.md"),
     "issues": lambda f, p, s: f.issues_updated_after("acme", None),
-    "issues after": lambda f, p, s: f.issues_updated_after("acme", "2026-02-01T10:00:00Z"),
+    "issues at or after": lambda f, p, s: f.issues_updated_after("acme", "2026-02-01T10:00:00Z"),
+    "issues after": lambda f, p, s: f.issues_updated_after("acme", "2026-02-01T10:00:01Z"),
     "notes": lambda f, p, s: f.issue_notes(_first_issue(f)),
 }
 
 
-@pytest.mark.parametrize("case", list(CASES))
+LOCAL_GAPS = {
+    # base.Project: default_branch is None for a repository with no commits (GitLab says so);
+    # the local forge copies estate.toml's default_branch instead.
+    "empty project": "local forge reports a default branch for an empty repository",
+}
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, marks=pytest.mark.xfail(reason=LOCAL_GAPS[c], strict=True))
+        if c in LOCAL_GAPS
+        else c
+        for c in CASES
+    ],
+)
 def test_both_forges_answer_alike(
     forges: dict[str, Any], estate: tuple[Path, Shas], case: str
 ) -> None:

@@ -14,6 +14,8 @@ from scout.demo.builder import EstateBuilder, Symlink
 from scout.errors import ForgeError, NotFound
 from scout.forge.base import FileDiff, FileEntry, Project, RefPath
 from scout.forge.gitlab import GitLabForge
+from scout.forge.gitlab_archive import BadArchive, parse_archive
+from scout.forge.gitlab_http import TooLarge, retry_after_seconds
 from tests.gitlab_server.server import GitLabServer
 
 TOKEN = "glpat-test-token"
@@ -232,6 +234,15 @@ def test_commit_diff_is_against_the_first_parent(gl: GitLabForge, shas: dict[str
     assert diffs[0].diff.startswith("@@") and "+three" in diffs[0].diff
 
 
+def test_compare_is_straight_from_old_to_new(gl: GitLabForge, shas: dict[str, str]) -> None:
+    diffs = gl.compare(config(gl), shas["head"], shas["feature"])
+    assert [(d.new_path, d.new_file, d.deleted_file) for d in diffs] == [
+        ("docs/setup.md", False, False),
+        ("link.md", False, True),
+    ]
+    assert gl.requests == Counter(diff=1)
+
+
 def test_merge_request_and_its_diffs(gl: GitLabForge, shas: dict[str, str]) -> None:
     project = config(gl)
     mr = gl.merge_request(project, 1)
@@ -274,7 +285,7 @@ def test_resolve_ref_path_tries_the_longest_ref_first(
 # issues
 
 
-def test_issues_updated_after_oldest_first_and_strictly_after(gl: GitLabForge) -> None:
+def test_issues_updated_at_or_after_oldest_first(gl: GitLabForge) -> None:
     everything = list(gl.issues_updated_after("acme", None))
     assert [(i.project, i.iid, i.updated_at) for i in everything] == [
         ("acme/config", 1, "2026-02-01T10:00:00Z"),
@@ -282,8 +293,8 @@ def test_issues_updated_after_oldest_first_and_strictly_after(gl: GitLabForge) -
     ]
     assert everything[0].user_notes_count == 1
     assert everything[0].web_url == f"{URL}/acme/config/-/issues/1"
-    later = list(gl.issues_updated_after("acme", "2026-02-01T10:00:00Z"))
-    assert [i.iid for i in later] == [2]
+    assert [i.iid for i in gl.issues_updated_after("acme", "2026-02-01T10:00:00Z")] == [1, 2]
+    assert [i.iid for i in gl.issues_updated_after("acme", "2026-02-01T10:00:01Z")] == [2]
 
 
 def test_issue_notes_skip_system_notes(gl: GitLabForge) -> None:
@@ -313,7 +324,7 @@ def test_rate_limiting_beyond_the_retries_is_rate_limited(
     assert gl.requests == Counter(project=4)
 
 
-@pytest.mark.parametrize("fault", ["500", "502", "503", "drop", "truncate"])
+@pytest.mark.parametrize("fault", ["500", "502", "503", "drop"])
 def test_three_transient_failures_then_success(
     gl: GitLabForge, server: GitLabServer, fault: str
 ) -> None:
@@ -332,10 +343,27 @@ def test_four_transient_failures_give_up(
     assert caught.value.reason == reason
 
 
-def test_transient_failures_in_a_later_page_are_retried(
-    server: GitLabServer, shas: dict[str, str]
+def test_a_truncated_json_answer_is_bad_data(gl: GitLabForge, server: GitLabServer) -> None:
+    server.inject("truncate", times=1)
+    with pytest.raises(ForgeError) as caught:
+        gl.project("acme/config")
+    assert caught.value.reason == "bad data"
+    assert gl.requests == Counter(project=1)
+
+
+def test_a_truncated_archive_falls_back_to_files(
+    gl: GitLabForge, server: GitLabServer, shas: dict[str, str]
 ) -> None:
-    server.inject("500", times=1, match=r"page=2")
+    project = config(gl)
+    server.inject("truncate", times=1, match="archive")
+    assert gl.files(project, shas["head"]) == EXPECTED_FILES
+    assert gl.requests == Counter(archive=1, tree=1, files=4)
+
+
+def test_transient_failures_in_a_later_page_are_retried(
+    gl: GitLabForge, server: GitLabServer
+) -> None:
+    server.inject("500", times=1, match=r"[?&]page=2")
     paged = GitLabForge(server.url, TOKEN, ["acme"], backoff=0.01, per_page=2)
     assert len(list(paged.projects())) == 4
     assert paged.requests == Counter(projects=3)
@@ -385,3 +413,89 @@ def test_the_token_never_appears_in_retries_logs_or_errors(
     assert caught.value.reason == "server error"
     for text in (str(caught.value), repr(caught.value), repr(forge), caplog.text):
         assert SECRET not in text
+
+
+@pytest.mark.parametrize("status", [403, 404])
+def test_an_archive_refused_with_either_status_falls_back(
+    gl: GitLabForge, server: GitLabServer, shas: dict[str, str], status: int
+) -> None:
+    server.inject("refuse_archive", times=1, status=status)
+    assert gl.files(config(gl), shas["head"]) == EXPECTED_FILES
+
+
+def test_an_archive_beyond_the_size_cap_falls_back_and_rereads(
+    server: GitLabServer, shas: dict[str, str]
+) -> None:
+    capped = GitLabForge(server.url, TOKEN, ["acme"], archive_limit=40)
+    project = config(capped)
+    assert capped.files(project, shas["head"]) == EXPECTED_FILES
+    assert capped.read(project, shas["head"], "docs/setup.md") == b"# Setup\n\none\ntwo\nthree\n"
+    # 27 + 6 bytes stay in memory; docs/setup.md would pass the cap, so it is read again.
+    assert capped.requests == Counter(archive=1, tree=1, files=5)
+
+
+def test_a_slow_answer_times_out_and_is_retried(gl: GitLabForge, server: GitLabServer) -> None:
+    quick = GitLabForge(server.url, TOKEN, ["acme"], timeout=0.3, backoff=0.01)
+    server.inject("slow", times=1, delay=2.0)
+    started = time.monotonic()
+    assert quick.project("acme/config").path == "acme/config"
+    assert time.monotonic() - started < 1.5
+    assert quick.requests == Counter(project=2)
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [
+        ("1", 1.0),
+        ("0", 0.0),
+        ("2.5", 2.5),
+        ("3600", 60.0),
+        ("-4", 0.0),
+        (None, 0.5),
+        ("soon", 0.5),
+        ("Thu, 01 Jan 1970 00:00:00 GMT", 0.0),
+    ],
+    ids=["seconds", "zero", "fraction", "capped", "negative", "absent", "garbage", "past-date"],
+)
+def test_retry_after_is_bounded(header: str | None, seconds: float) -> None:
+    assert retry_after_seconds(header, 0.5) == seconds
+
+
+def _tar(members: list[tuple[str, bytes | None, bytes]]) -> bytes:
+    import io
+    import tarfile
+
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, link, body in members:
+            info = tarfile.TarInfo(name)
+            if link is not None:
+                info.type, info.linkname = tarfile.LNKTYPE, link.decode()
+            elif name.endswith("/"):
+                info.type = tarfile.DIRTYPE
+            info.size = len(body) if info.isreg() else 0
+            tar.addfile(info, io.BytesIO(body) if info.isreg() else None)
+    return out.getvalue()
+
+
+def test_an_archive_is_read_safely_in_memory() -> None:
+    data = _tar(
+        [
+            ("p-sha/", None, b""),
+            ("p-sha/docs/", None, b""),
+            ("p-sha/docs/a.md", None, b"a\n"),
+            ("p-sha/../../etc/passwd", None, b"x"),
+            ("/abs/file", None, b"x"),
+            ("p-sha/hard", b"p-sha/docs/a.md", b""),
+            ("p-sha/vendor/lib/", None, b""),
+        ]
+    )
+    snapshot = parse_archive(data, 1000)
+    assert sorted(snapshot.entries.values(), key=lambda e: e.path) == [
+        FileEntry("docs/a.md", 2),
+        FileEntry("vendor/lib", 0, "submodule"),
+    ]
+    with pytest.raises(TooLarge):
+        parse_archive(data, 1)
+    with pytest.raises(BadArchive):
+        parse_archive(data[: len(data) // 2], 1000)

@@ -29,8 +29,14 @@ def _estate(builder: EstateBuilder) -> EstateBuilder:
         ("other/outside", "public", False),
     ]:
         repo = builder.project(path, visibility=visibility, archived=archived)
-        repo.commit({"docs/keys.md": DOC, "README.md": f"# {path}\n\nAbout {path}.\n",
-                     "src/app.py": "print('code is not docs')\n"}, "init")
+        repo.commit(
+            {
+                "docs/keys.md": DOC,
+                "README.md": f"# {path}\n\nAbout {path}.\n",
+                "src/app.py": "print('code is not docs')\n",
+            },
+            "init",
+        )
     return builder
 
 
@@ -56,7 +62,9 @@ def test_only_qualifying_projects_contribute(
     assert {p.path for p in store.passages()} == {"README.md", "docs/keys.md"}
     assert summary["projects_indexed"] == 2
     assert summary["skipped"] == {
-        "project_archived": 1, "project_excluded": 1, "project_private": 1,
+        "project_archived": 1,
+        "project_excluded": 1,
+        "project_private": 1,
     }
 
 
@@ -112,8 +120,10 @@ def test_a_project_made_private_loses_its_passages(
     _run(config)
     estate_toml = estate_builder.root / "estate.toml"
     text = estate_toml.read_text()
-    text = text.replace('path = "acme/handbook"\nvisibility = "public"',
-                        'path = "acme/handbook"\nvisibility = "private"')
+    text = text.replace(
+        'path = "acme/handbook"\nvisibility = "public"',
+        'path = "acme/handbook"\nvisibility = "private"',
+    )
     estate_toml.write_text(text)
     assert tomllib.loads(text)["project"][0]["visibility"] == "private"
     summary, _forge, store = _run(config)
@@ -174,7 +184,13 @@ def test_scout_index_json_summary(
     result = scout("index", "--json", config=write_config())
     assert result.code == 0, result.stderr
     body = result.json()
-    assert {"projects_indexed", "projects_unchanged", "projects_removed", "passages", "seconds"} <= set(body)
+    assert {
+        "projects_indexed",
+        "projects_unchanged",
+        "projects_removed",
+        "passages",
+        "seconds",
+    } <= set(body)
     assert body["projects_indexed"] == 2 and body["passages"] > 0
     again = scout("index", "--json", config=write_config())
     assert again.json()["projects_unchanged"] == 2

@@ -12,12 +12,24 @@ from scout.store import MIGRATIONS, PassageRecord, ProjectRow, Store
 
 
 def _passage(n: int, project: str = "acme/a") -> PassageRecord:
-    return PassageRecord(project, f"docs/{n}.md", "a" * 40, 1, 3, f"Heading {n}", f"body {n}",
-                         "docs", "corpus", f"https://g/{project}/-/blob/{'a' * 40}/docs/{n}.md#L1-3")
+    return PassageRecord(
+        project,
+        f"docs/{n}.md",
+        "a" * 40,
+        1,
+        3,
+        f"Heading {n}",
+        f"body {n}",
+        "docs",
+        "corpus",
+        f"https://g/{project}/-/blob/{'a' * 40}/docs/{n}.md#L1-3",
+    )
 
 
 def _row(path: str = "acme/a", sha: str = "a" * 40) -> ProjectRow:
-    return ProjectRow(path, "public", False, "main", f"https://g/{path}", sha, "2026-01-01T00:00:00Z")
+    return ProjectRow(
+        path, "public", False, "main", f"https://g/{path}", sha, "2026-01-01T00:00:00Z"
+    )
 
 
 def test_a_blank_database_ends_with_the_expected_schema(tmp_path: Path) -> None:
@@ -34,8 +46,18 @@ def test_a_blank_database_ends_with_the_expected_schema(tmp_path: Path) -> None:
     assert {"passages_ai", "passages_ad", "passages_au"} <= tables
     assert store.db.execute("pragma journal_mode").fetchone()[0] == "wal"
     assert store.db["passages"].columns_dict == {
-        "id": int, "project": str, "path": str, "sha": str, "line_start": int, "line_end": int,
-        "heading": str, "body": str, "source": str, "origin": str, "url": str, "target": str,
+        "id": int,
+        "project": str,
+        "path": str,
+        "sha": str,
+        "line_start": int,
+        "line_end": int,
+        "heading": str,
+        "body": str,
+        "source": str,
+        "origin": str,
+        "url": str,
+        "target": str,
     }
 
 

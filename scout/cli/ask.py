@@ -1,10 +1,11 @@
-"""``scout ask QUESTION``: answer from the index with checked citations, or decline (both exit 0)."""
+"""``scout ask QUESTION``: answer with checked citations, or decline (both exit 0)."""
 
 from __future__ import annotations
 
 import click
 
-from scout.answer import AnswerResult, ask as answer_question, render
+from scout.answer import AnswerResult, render
+from scout.answer import ask as answer_question
 from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
 from scout.providers import REGISTRY, make_provider
 from scout.retrieve import MAX_PASSAGES, MIN_PASSAGES
@@ -16,7 +17,7 @@ from scout.retrieve import MAX_PASSAGES, MIN_PASSAGES
     "--passages",
     type=click.IntRange(MIN_PASSAGES, MAX_PASSAGES),
     default=None,
-    help=f"Passages to give the model, {MIN_PASSAGES} to {MAX_PASSAGES} (default: answer.passages).",
+    help=f"Passages to give the model, {MIN_PASSAGES}-{MAX_PASSAGES} (default: answer.passages).",
 )
 @click.option(
     "--provider",

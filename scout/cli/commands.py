@@ -3,5 +3,7 @@
 from scout.cli.ask import ask
 from scout.cli.gaps import gaps
 from scout.cli.index import index
+from scout.cli.ingest import sweep, worker
+from scout.cli.signposts import signposts
 
-ALL = [index, ask, gaps]
+ALL = [index, ask, sweep, worker, signposts, gaps]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
-from scout.gaps import gaps as gap_backlog, render
+from scout.gaps import gaps as gap_backlog
+from scout.gaps import render
 
 
 @click.command()

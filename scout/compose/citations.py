@@ -29,7 +29,7 @@ class Verdict:
 
 
 def markers(prose: str) -> list[int]:
-    """Passage numbers named by ``[n]`` markers in prose, in order of appearance (ranges expanded)."""
+    """Passage numbers named by ``[n]`` markers in prose, in order (ranges expanded)."""
     found: list[int] = []
     for match in _MARKER.finditer(prose):
         for part in match.group(1).split(","):

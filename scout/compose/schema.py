@@ -1,4 +1,4 @@
-"""The structured outputs a provider returns, as pydantic models (their JSON schema goes to the model).
+"""The structured outputs a provider returns, as pydantic models (their schema goes to the model).
 
 Sizes are bounded here so an over-long reply is a provider failure, not something printed.
 """
@@ -12,7 +12,7 @@ MAX_REASON_CHARS = 2_000
 
 
 class AnswerOutput(BaseModel):
-    """An answer with ``[n]`` markers and the passage numbers it cites, or a decline with a reason."""
+    """An answer with ``[n]`` markers and the passages it cites, or a decline with a reason."""
 
     model_config = ConfigDict(extra="forbid")
 

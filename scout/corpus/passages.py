@@ -39,6 +39,11 @@ MAX_PATH_CHARS = 1_000
 # parser reads list-heavy Markdown at about 140 KB/s, so a file costs at most a few seconds.
 MAX_DOCUMENT_CHARS = 1 << 20
 
+# markdown-it-py spends about 20 microseconds a line, so a megabyte of one-character lines would
+# take 10 seconds. Only this many lines are parsed; any rest of the file stays under the last
+# heading, cut at paragraphs, so its text is still indexed with exact lines.
+MAX_PARSED_LINES = 50_000
+
 HEADING_SEPARATOR = " > "
 
 _GITLAB_NON_WORD = regex.compile(r"[^\p{Word}\- ]")
@@ -78,12 +83,13 @@ def split_markdown(text: str) -> list[Section]:
     heads the path), anchors as GitLab generates them (duplicates numbered -1, -2, ...)."""
     lines = _bounded_lines(text)
     # markdown-it treats a lone "\r" as a line break; a space keeps its line map aligned with ours.
-    src = "\n".join(lines).replace("\r", " ")
+    src = "\n".join(lines[:MAX_PARSED_LINES]).replace("\r", " ")
     try:
         found = markdown.outline(src)
     except Exception:  # a parser bug must cost one file its structure, never the whole index
         log.warning("markdown parser failed; splitting as plain text", exc_info=True)
         return split_plain(text)
+    tail = _paragraph_starts(lines, MAX_PARSED_LINES, len(lines))
     seen: dict[str, int] = {}
 
     def anchor(heading: str) -> str | None:
@@ -94,9 +100,8 @@ def split_markdown(text: str) -> list[Section]:
         seen[slug] = count + 1
         return f"{slug}-{count}" if count else slug
 
-    return _assemble(
-        lines, found.headings, found.block_starts, found.first_line, found.title, anchor
-    )
+    block_starts = found.block_starts + tail
+    return _assemble(lines, found.headings, block_starts, found.first_line, found.title, anchor)
 
 
 def split_rst(text: str) -> list[Section]:
@@ -145,27 +150,28 @@ def window(
     else:
         first, last = sorted(max(1, min(n, len(src))) - 1 for n in lines)
         extra = max(0, context)
+    cited = first
     if _size(prefix, first, last + 1) > limit:
         last = first
         while last + 1 < len(src) and _size(prefix, first, last + 2) <= limit:
             last += 1
     else:
-        low, high = first, last
         for _ in range(extra):
             grew = False
-            if low > 0 and _size(prefix, low - 1, high + 1) <= limit:
-                low, grew = low - 1, True
-            if high + 1 < len(src) and _size(prefix, low, high + 2) <= limit:
-                high, grew = high + 1, True
+            if first > 0 and _size(prefix, first - 1, last + 1) <= limit:
+                first, grew = first - 1, True
+            if last + 1 < len(src) and _size(prefix, first, last + 2) <= limit:
+                last, grew = last + 1, True
             if not grew:
                 break
-        # Blank lines at the edges of the context carry nothing; the cited lines are kept as cited.
-        while low < first and _blank(src[low]):
-            low += 1
-        while high > last and _blank(src[high]):
-            high -= 1
-        first, last = low, high
+    # Blank lines at the edges carry nothing (a passage never starts or ends with one).
+    while first < last and _blank(src[first]):
+        first += 1
+    while last > first and _blank(src[last]):
+        last -= 1
     body = "\n".join(src[first : last + 1])[:limit]
+    if not body.strip():  # nothing but blank lines: an empty passage at the first cited line
+        return Section("", "", cited + 1, cited + 1, None)
     return Section("", body, first + 1, last + 1, None)
 
 

@@ -1,4 +1,4 @@
-"""Builds estate directories (DESIGN.md, "Estate directory") with real git and deterministic history.
+"""Builds estate directories (DESIGN.md, "Estate directory") with real git, deterministic history.
 
 Used by ``scout demo`` and by the tests: every repository is a real git repository whose commits
 have fixed authors and dates, so the same build gives the same shas on every machine.
@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,7 @@ class Repo:
             raise RuntimeError(f"git {' '.join(args)} failed in {self.dir}: {done.stderr.strip()}")
         return done.stdout.strip()
 
-    def commit(self, files: dict[str, str | bytes | Symlink | None], message: str) -> str:
+    def commit(self, files: Mapping[str, str | bytes | Symlink | None], message: str) -> str:
         """Write (or, with None, delete) files and commit them on the current branch."""
         for name, content in files.items():
             target = self.dir / name
@@ -166,7 +167,7 @@ class EstateBuilder:
         description: str,
         *,
         updated_at: str = "2026-02-01T10:00:00Z",
-        notes: list[str | dict[str, Any]] | None = None,
+        notes: Sequence[str | Mapping[str, Any]] | None = None,
         state: str = "opened",
     ) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -180,7 +181,7 @@ class EstateBuilder:
             "notes": [],
         }
         for n, note in enumerate(notes or [], start=1):
-            body = {"body": note} if isinstance(note, str) else note
+            body = {"body": note} if isinstance(note, str) else dict(note)
             record["notes"].append(
                 {
                     "id": iid * 1000 + n,

@@ -52,8 +52,9 @@ class GitRepo:
         """The commit a ref or sha prefix names, or None (unknown or ambiguous)."""
         if ref.startswith("-"):
             return None
-        done = self.run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}",
-                        check=False)
+        done = self.run(
+            "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False
+        )
         return done.stdout.decode().strip() or None if done.returncode == 0 else None
 
     def cat(self, sha: str, path: str) -> bytes | None:
@@ -91,7 +92,9 @@ class GitRepo:
     def diff(self, old: str | None, new: str) -> list[FileDiff]:
         """The diff from ``old`` (None: the empty tree) to ``new``, in GitLab's per-file shape."""
         base = old or self.text("hash-object", "-t", "tree", "/dev/null").strip()
-        raw = self.run("diff", "--no-color", "--no-ext-diff", "-M", "--full-index", base, new).stdout
+        raw = self.run(
+            "diff", "--no-color", "--no-ext-diff", "-M", "--full-index", base, new
+        ).stdout
         return parse_diff(raw.decode("utf-8", "replace"))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from scout.errors import ForgeError, NotFound
@@ -42,15 +42,29 @@ def _count_lines(body: bytes) -> int:
     return body.count(b"\n") + (1 if body and not body.endswith(b"\n") else 0)
 
 
-def _after(stamp: str, after: str) -> bool:
+def _stamp(value: Any) -> str | None:
+    """GitLab's ``2026-02-01T10:00:00.000Z`` in the estate's form ``2026-02-01T10:00:00Z`` (UTC;
+    fractions kept only when not zero), so both forges hand the same strings to cursors."""
+    if not isinstance(value, str) or not value:
+        return None
     try:
-        return datetime.fromisoformat(stamp) > datetime.fromisoformat(after)
+        moment = _moment(value)
     except ValueError:
-        return stamp > after
+        return value
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _moment(value: str) -> datetime:
+    moment = datetime.fromisoformat(value)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 class GitLabForge:
-    """The forge protocol on a GitLab instance; see ``scout.forge.base.Forge``."""
+    """The forge protocol on a GitLab instance; see ``scout.forge.base.Forge``.
+
+    One instance serves one thread (the snapshot, the line cache and the transport are not
+    shared safely); the token lives only inside python-gitlab's auth and is never shown.
+    """
 
     kind = "gitlab"
 
@@ -64,6 +78,7 @@ class GitLabForge:
         max_retries: int = 3,
         backoff: float = 0.5,
         per_page: int = 100,
+        archive_limit: int = ARCHIVE_LIMIT,
     ) -> None:
         self.url = url.rstrip("/")
         self.groups = [g.strip("/") for g in groups]
@@ -77,6 +92,7 @@ class GitLabForge:
             counter=self.requests,
             per_page=per_page,
         )
+        self._archive_limit = archive_limit
         self._snapshot_key: tuple[str, str] | None = None
         self._snapshot = Snapshot()
         self._lines: OrderedDict[tuple[str, str, str], int | None] = OrderedDict()
@@ -111,7 +127,8 @@ class GitLabForge:
             )
         except NotFound:
             return None  # an empty repository has a default branch name but no branch
-        return _get(data, "commit", dict)["id"]  # type: ignore[no-any-return]
+        sha: str = _get(_get(data, "commit", dict), "id", str)
+        return sha
 
     # content at a sha
 
@@ -184,15 +201,15 @@ class GitLabForge:
                 "archive",
                 f"{_base(project)}/repository/archive.tar.gz",
                 {"sha": sha},
-                ARCHIVE_LIMIT,
+                self._archive_limit,
                 refused=_REFUSED_ARCHIVE,
             )
-            return None if data is None else parse_archive(data, ARCHIVE_LIMIT)
+            return None if data is None else parse_archive(data, self._archive_limit)
         except (TooLarge, BadArchive):
             return None  # too big or unreadable: the file-by-file path still works
 
     def _tree(self, project: Project, sha: str) -> Snapshot:
-        snapshot = Snapshot()
+        snapshot, held = Snapshot(), 0
         query = {"ref": sha, "recursive": "true", "pagination": "keyset"}
         for data in self._http.pages("tree", f"{_base(project)}/repository/tree", query):
             path, mode, kind = _get(data, "path", str), data.get("mode"), data.get("type")
@@ -206,7 +223,9 @@ class GitLabForge:
                 snapshot.entries[path] = FileEntry(
                     path, len(body), "symlink" if symlink else "blob"
                 )
-                snapshot.content[path] = body
+                held += len(body)
+                if held <= self._archive_limit:  # beyond the bound, read() asks again
+                    snapshot.content[path] = body
         return snapshot
 
     # history
@@ -217,7 +236,7 @@ class GitLabForge:
             sha=_get(data, "id", str),
             parents=tuple(_get(data, "parent_ids", list)),
             title=data.get("title") or "",
-            authored_date=data.get("authored_date"),
+            authored_date=_stamp(data.get("authored_date")),
         )
 
     def is_ancestor(self, project: Project, ancestor: str, descendant: str) -> bool:
@@ -237,6 +256,15 @@ class GitLabForge:
     def commit_diff(self, project: Project, sha: str) -> list[FileDiff]:
         path = f"{_base(project)}/repository/commits/{enc(sha)}/diff"
         return [_diff(d) for d in self._http.pages("diff", path)]
+
+    def compare(self, project: Project, old: str, new: str) -> list[FileDiff]:
+        # straight=true: the diff from old to new as ``git diff old new``, not from the merge base.
+        data = self._http.json(
+            "diff",
+            f"{_base(project)}/repository/compare",
+            {"from": old, "to": new, "straight": "true"},
+        )
+        return [_diff(d) for d in _get(data, "diffs", list)]
 
     def merge_request(self, project: Project, iid: int) -> MergeRequest:
         data = self._http.json("mrs", f"{_base(project)}/merge_requests/{int(iid)}")
@@ -283,11 +311,9 @@ class GitLabForge:
         query = {"order_by": "updated_at", "sort": "asc", "scope": "all"}
         if after:
             query["updated_after"] = after
+        # updated_after is inclusive on GitLab, and so is the protocol: the sweep drops repeats.
         for data in self._http.pages("issues", f"/groups/{enc(group.strip('/'))}/issues", query):
-            issue = _issue(data)
-            # GitLab's updated_after includes the instant itself; the protocol says strictly after.
-            if after is None or _after(issue.updated_at, after):
-                yield issue
+            yield _issue(data)
 
     def issue_notes(self, issue: Issue) -> Iterator[Note]:
         project = issue.project_id if issue.project_id is not None else issue.project
@@ -299,7 +325,7 @@ class GitLabForge:
                 id=_get(data, "id", int),
                 body=data.get("body") or "",
                 system=False,
-                updated_at=data.get("updated_at"),
+                updated_at=_stamp(data.get("updated_at")),
             )
 
 
@@ -329,7 +355,7 @@ def _project(data: Any) -> Project:
         archived=bool(data.get("archived", False)),
         default_branch=data.get("default_branch") or None,
         web_url=_get(data, "web_url", str),
-        last_activity_at=data.get("last_activity_at"),
+        last_activity_at=_stamp(data.get("last_activity_at")),
         id=_get(data, "id", int),
     )
 
@@ -354,7 +380,7 @@ def _issue(data: Any) -> Issue:
         title=data.get("title") or "",
         description=data.get("description") or "",
         state=_get(data, "state", str),
-        updated_at=_get(data, "updated_at", str),
+        updated_at=_stamp(_get(data, "updated_at", str)) or "",
         web_url=_get(data, "web_url", str),
         user_notes_count=int(data.get("user_notes_count") or 0),
         project_id=data.get("project_id"),

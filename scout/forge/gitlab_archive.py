@@ -2,9 +2,10 @@
 
 Main rule: the archive is untrusted. It is parsed from memory with ``tarfile`` (nothing is ever
 extracted to disk), members are bounded in total size, GitLab's top folder
-(``<project>-<sha>/``) is stripped, paths that are absolute or climb with ``..`` are dropped, and
-only regular files and symbolic links become entries. A directory with nothing under it is a
-submodule (git tracks no empty directories, and ``git archive`` writes a submodule as one).
+(``<project>-<ref>-<sha>/``, named by the first member) is stripped and members outside it are
+dropped, as are paths that are absolute or climb with ``..``; only regular files and symbolic
+links become entries. A directory with nothing under it is a submodule (git tracks no empty
+directories, and ``git archive`` writes a submodule as one).
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ class Snapshot:
     content: dict[str, bytes] = field(default_factory=dict)
 
 
-def _member_path(name: str) -> str | None:
+def _member_path(name: str, top: str) -> str | None:
     parts = name.split("/", 1)
-    if len(parts) < 2 or not parts[1].strip("/"):
-        return None  # the top folder itself, or a member outside any folder
+    if len(parts) < 2 or parts[0] != top or not parts[1].strip("/"):
+        return None  # the top folder itself, or a member outside it
     path = posixpath.normpath(parts[1])
     if path.startswith("/") or path == ".." or path.startswith("../") or path == ".":
         return None
@@ -46,10 +47,13 @@ def parse_archive(data: bytes, limit: int) -> Snapshot:
     snapshot = Snapshot()
     directories: set[str] = set()
     total = 0
+    top: str | None = None
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
             for member in tar:
-                path = _member_path(member.name)
+                if top is None:
+                    top = member.name.split("/", 1)[0]  # GitLab's <project>-<ref>-<sha>
+                path = _member_path(member.name, top)
                 if path is None:
                     continue
                 if member.isdir():

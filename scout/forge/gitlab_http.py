@@ -65,7 +65,7 @@ def _public_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
-def _retry_after(value: str | None, fallback: float) -> float:
+def retry_after_seconds(value: str | None, fallback: float) -> float:
     """Seconds to wait for a 429: Retry-After in seconds or as an HTTP date, bounded."""
     if value:
         value = value.strip()
@@ -249,7 +249,7 @@ class Transport:
         """(seconds to wait before a retry or None for no retry, reason if we give up)."""
         if status == 429:
             header = self._last.headers.get("Retry-After") if self._last is not None else None
-            return _retry_after(header, self.backoff * 2**attempt), "rate limited"
+            return retry_after_seconds(header, self.backoff * 2**attempt), "rate limited"
         if status is not None and status >= 500:
             return self.backoff * 2**attempt, "server error"
         return None, "bad data"

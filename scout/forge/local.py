@@ -51,7 +51,9 @@ class LocalForge:
         try:
             return tomllib.loads(target.read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
-            raise ForgeError("unreachable", f"no estate at {self.estate} (estate.toml missing)") from exc
+            raise ForgeError(
+                "unreachable", f"no estate at {self.estate} (estate.toml missing)"
+            ) from exc
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ForgeError("bad data", f"{target}: {exc}") from exc
 
@@ -174,6 +176,10 @@ class LocalForge:
         parent = commit.parents[0] if commit.parents else None
         return self._repo(project).diff(parent, commit.sha)
 
+    def compare(self, project: Project, old: str, new: str) -> list[FileDiff]:
+        self.requests["diff"] += 1
+        return self._repo(project).diff(old, new)
+
     def _mr_row(self, project: Project, iid: int) -> dict[str, Any]:
         for row in self._metadata().get("merge_request", []):
             if str(row.get("project", "")).strip("/") == project.path and int(row["iid"]) == iid:
@@ -227,8 +233,10 @@ class LocalForge:
             return RefPath(parts[0], "/".join(parts[1:]), sha) if sha else None
         refs = {}
         listing = repo.text(
-            "for-each-ref", "--format=%(refname)%00%(objectname)%00%(*objectname)",
-            "refs/heads", "refs/tags",
+            "for-each-ref",
+            "--format=%(refname)%00%(objectname)%00%(*objectname)",
+            "refs/heads",
+            "refs/tags",
         )
         for line in listing.splitlines():
             name, obj, peeled = line.split("\0")
@@ -281,7 +289,10 @@ class LocalForge:
                             description=str(record.get("description") or ""),
                             state=str(record.get("state", "opened")),
                             updated_at=str(record["updated_at"]),
-                            web_url=str(record.get("web_url") or f"{self.url}/{path}/-/issues/{record['iid']}"),
+                            web_url=str(
+                                record.get("web_url")
+                                or f"{self.url}/{path}/-/issues/{record['iid']}"
+                            ),
                             user_notes_count=len(notes),
                             project_id=path,
                         )

@@ -8,6 +8,7 @@ the retry count are explicit (the SDK's 600 s default timeout is far too long fo
 
 from __future__ import annotations
 
+import json
 import os
 
 import anthropic
@@ -58,6 +59,8 @@ class AnthropicProvider:
                     f"the model's structured output does not match the schema "
                     f"({exc.error_count()} error(s))"
                 ) from exc
+            except json.JSONDecodeError as exc:
+                raise ProviderError("the API replied with malformed JSON") from exc
             except anthropic.AuthenticationError as exc:
                 raise ProviderError(f"the API rejected {KEY_ENV} (401): check the key") from exc
             except anthropic.RateLimitError as exc:

@@ -26,8 +26,12 @@ def _stems(text: str) -> set[str]:
     return {stem(w) for w in words(text)}
 
 
-def _question_stems(question: str) -> list[str]:
-    return list(dict.fromkeys(stem(t) for t in query_terms(question)))
+def _question_stems(question: str) -> dict[str, str]:
+    """Each question term's stem, mapped to the term as asked (for reasons a person can read)."""
+    stems: dict[str, str] = {}
+    for term in query_terms(question):
+        stems.setdefault(stem(term), term)
+    return stems
 
 
 def sentences(text: str) -> list[str]:
@@ -40,7 +44,7 @@ def sentences(text: str) -> list[str]:
     return out
 
 
-def _coverage(wanted: list[str], passages: tuple[PromptPassage, ...]) -> list[str]:
+def _coverage(wanted: dict[str, str], passages: tuple[PromptPassage, ...]) -> list[str]:
     have: set[str] = set()
     for passage in passages:
         have |= _stems(passage.heading) | _stems(passage.text)
@@ -51,7 +55,7 @@ def compose_answer(question: str, passages: tuple[PromptPassage, ...]) -> Answer
     wanted = _question_stems(question)
     covered = _coverage(wanted, passages)
     if not wanted or len(covered) < MIN_COVERAGE * len(wanted):
-        missing = [s for s in wanted if s not in covered]
+        missing = [term for s, term in wanted.items() if s not in covered]
         return AnswerOutput(
             answer="",
             cited=[],
@@ -68,7 +72,9 @@ def compose_answer(question: str, passages: tuple[PromptPassage, ...]) -> Answer
         return AnswerOutput(
             answer="", cited=[], declined=True, reason="no sentence shares the question's terms"
         )
-    best = sorted(scored)[:MAX_SENTENCES]
+    # Only the sentences sharing the most terms: one shared common word is not an answer.
+    top = min(score for score, _, _, _ in scored)
+    best = sorted(item for item in scored if item[0] == top)[:MAX_SENTENCES]
     best.sort(key=lambda item: (item[1], item[2]))  # read in passage order
     answer = " ".join(f"{sentence} [{n}]" for _, n, _, sentence in best)
     return AnswerOutput(

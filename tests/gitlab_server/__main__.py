@@ -1,4 +1,8 @@
-"""``python -m tests.gitlab_server ESTATE [--port N] [--token T] [--latency S]``: serve in the foreground."""
+"""Serve an estate in the foreground.
+
+``python -m tests.gitlab_server ESTATE [--port N] [--token T] [--latency S] [--quiet]`` prints
+the base URL on stdout, then logs requests on stderr until interrupted.
+"""
 
 from __future__ import annotations
 

@@ -62,10 +62,13 @@ def dispatch(ctx: Context, raw_path: str) -> Response:
         case ["groups", gid, "projects"]:
             return _group_projects(ctx, gid)
         case ["groups", gid, "issues"]:
-            return _group_issues(ctx, gid)
+            g = _group(ctx, gid)
+            return _issues(ctx, [p for p in ctx.data.projects if _in_group(p.path, g.full_path)])
+        case ["projects", pid, "issues"]:
+            return _issues(ctx, [_project(ctx, pid)])
         case ["projects", pid]:
             p = _project(ctx, pid)
-            return Response.json(shapes.project(ctx.data, p, ctx.api_url, _head(p)))
+            return Response.json(shapes.project(ctx.data, p, ctx.api_url))
         case ["projects", pid, "repository", *rest] if rest:
             return _repository(ctx, _project(ctx, pid), rest)
         case ["projects", pid, "merge_requests", iid]:
@@ -119,7 +122,8 @@ def _group_projects(ctx: Context, gid: str) -> Response:
     chosen = [
         p
         for p in ctx.data.projects
-        if _in_group(p.path, g.full_path) and (subgroups or p.namespace.lower() == g.full_path.lower())
+        if _in_group(p.path, g.full_path)
+        and (subgroups or p.namespace.lower() == g.full_path.lower())
     ]
     if bool_param(ctx.query, "archived"):
         chosen = [p for p in chosen if p.archived]
@@ -132,7 +136,7 @@ def _group_projects(ctx: Context, gid: str) -> Response:
     # created_at grows with the id; the other orders are rarely used by clients and fall back to it
     keyfn: Any = {"name": lambda p: p.name, "path": lambda p: p.name}.get(order, lambda p: p.id)
     chosen.sort(key=keyfn, reverse=(first(ctx.query, "sort") or "desc") == "desc")
-    rows = [shapes.project(ctx.data, p, ctx.api_url, _head(p)) for p in chosen]
+    rows = [shapes.project(ctx.data, p, ctx.api_url) for p in chosen]
     return _page(ctx, rows)
 
 
@@ -203,9 +207,7 @@ def _commit_refs(ctx: Context, p: ProjectInfo, sha: str) -> Response:
     kind = first(ctx.query, "type") or "all"
     if kind not in ("branch", "tag", "all"):
         raise ApiError(400, "type does not have a valid value", "error")
-    refs = [
-        {"type": t, "name": n} for t, n in p.repo.refs_containing(sha) if kind in ("all", t)
-    ]
+    refs = [{"type": t, "name": n} for t, n in p.repo.refs_containing(sha) if kind in ("all", t)]
     return _page(ctx, refs)
 
 
@@ -217,8 +219,13 @@ def _tree(ctx: Context, p: ProjectInfo) -> Response:
     if entries is None:
         raise not_found("Tree")
     rows = [
-        {"id": e.sha, "name": e.path.rpartition("/")[2], "type": e.type, "path": e.path,
-         "mode": e.mode}
+        {
+            "id": e.sha,
+            "name": e.path.rpartition("/")[2],
+            "type": e.type,
+            "path": e.path,
+            "mode": e.mode,
+        }
         for e in entries
     ]
     if first(ctx.query, "pagination") == "keyset":
@@ -440,8 +447,7 @@ def _when(value: str | None, name: str) -> datetime | None:
     return moment
 
 
-def _group_issues(ctx: Context, gid: str) -> Response:
-    g = _group(ctx, gid)
+def _issues(ctx: Context, projects: list[ProjectInfo]) -> Response:
     after = _when(first(ctx.query, "updated_after"), "updated_after")
     before = _when(first(ctx.query, "updated_before"), "updated_before")
     state = first(ctx.query, "state") or "all"
@@ -449,10 +455,8 @@ def _group_issues(ctx: Context, gid: str) -> Response:
     if order not in ("created_at", "updated_at"):
         raise ApiError(400, "order_by does not have a valid value", "error")
     rows = []
-    for p in ctx.data.projects:
-        if not _in_group(p.path, g.full_path):
-            continue
-        for record in ctx.data.issues.get(p.path, []):
+    for p in projects:
+        for record in ctx.data.issues(p.path):
             row = shapes.issue(ctx.data, p, record)
             moment = datetime.fromisoformat(row["updated_at"])
             if after and moment < after or before and moment > before:
@@ -460,12 +464,14 @@ def _group_issues(ctx: Context, gid: str) -> Response:
             if state != "all" and row["state"] != state:
                 continue
             rows.append(row)
-    rows.sort(key=lambda r: (r[order], r["id"]), reverse=(first(ctx.query, "sort") or "desc") == "desc")
+    rows.sort(
+        key=lambda r: (r[order], r["id"]), reverse=(first(ctx.query, "sort") or "desc") == "desc"
+    )
     return _page(ctx, rows)
 
 
 def _issue_record(ctx: Context, p: ProjectInfo, iid: str) -> dict[str, Any]:
-    for record in ctx.data.issues.get(p.path, []):
+    for record in ctx.data.issues(p.path):
         if str(record.get("iid")) == iid:
             return record
     raise ApiError(404, "404 Issue Not Found")
@@ -477,5 +483,7 @@ def _issue_notes(ctx: Context, p: ProjectInfo, iid: str) -> Response:
     order = first(ctx.query, "order_by") or "created_at"
     if order not in ("created_at", "updated_at"):
         raise ApiError(400, "order_by does not have a valid value", "error")
-    rows.sort(key=lambda r: (r[order], r["id"]), reverse=(first(ctx.query, "sort") or "desc") == "desc")
+    rows.sort(
+        key=lambda r: (r[order], r["id"]), reverse=(first(ctx.query, "sort") or "desc") == "desc"
+    )
     return _page(ctx, rows)

@@ -1,8 +1,9 @@
 """The estate directory as the test server sees it: projects, groups, merge requests and issues.
 
 Numeric ids follow estate.toml order (projects 1..n; groups numbered in order of first appearance
-of each namespace prefix), so they are stable for a given estate.toml. The files are re-read when
-they change on disk, so a test may rewrite estate.toml between requests; ``overrides`` (set by
+of each namespace prefix), so they are stable for a given estate.toml. Files are re-read when they
+change on disk (estate.toml checked on every request, a project's issue file when its issues are
+asked for), so a test may rewrite them between requests; ``overrides`` (set by
 ``GitLabServer.set_visibility``/``set_archived``) are applied on top of every reload.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +52,44 @@ class GroupInfo:
         return self.full_path.rpartition("/")[2]
 
 
+class IssueFiles:
+    """Each project's issues/<path>.jsonl, parsed once per version of the file on disk."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._lock = threading.Lock()
+        self._cache: dict[str, tuple[tuple[int, int], list[dict[str, Any]]]] = {}
+
+    def of(self, path: str) -> list[dict[str, Any]]:
+        issue_file = self.root / "issues" / f"{path}.jsonl"
+        try:
+            st = issue_file.stat()
+        except FileNotFoundError:
+            return []
+        stamp = (st.st_mtime_ns, st.st_size)
+        with self._lock:
+            cached = self._cache.get(path)
+            if cached is not None and cached[0] == stamp:
+                return cached[1]
+        if st.st_size > _MAX_ISSUE_FILE:
+            raise ValueError(f"{issue_file} is larger than {_MAX_ISSUE_FILE} bytes")
+        lines = issue_file.read_text(encoding="utf-8").splitlines()
+        records = [json.loads(line) for line in lines if line.strip()]
+        with self._lock:
+            self._cache[path] = (stamp, records)
+        return records
+
+
 @dataclass
 class EstateData:
     url: str
     projects: list[ProjectInfo]
     groups: list[GroupInfo]
     merge_requests: list[dict[str, Any]]
-    issues: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    issue_files: IssueFiles
+
+    def issues(self, project_path: str) -> list[dict[str, Any]]:
+        return self.issue_files.of(project_path)
 
     def project(self, ident: str) -> ProjectInfo | None:
         """A project by numeric id or full path (case-insensitive, like GitLab's lookup)."""
@@ -78,7 +110,7 @@ class EstateData:
         return found
 
 
-def _load(root: Path, overrides: dict[str, dict[str, Any]]) -> EstateData:
+def _load(root: Path, overrides: dict[str, dict[str, Any]], issues: IssueFiles) -> EstateData:
     meta = tomllib.loads((root / "estate.toml").read_text(encoding="utf-8"))
     url = str(meta.get("url", "https://gitlab.example")).rstrip("/")
     projects: list[ProjectInfo] = []
@@ -103,18 +135,12 @@ def _load(root: Path, overrides: dict[str, dict[str, Any]]) -> EstateData:
             web_url=f"{url}/{path}",
         )
         projects.append(replace(project, **overrides.get(path, {})))
-    issues: dict[str, list[dict[str, Any]]] = {}
-    for project in projects:
-        issue_file = root / "issues" / f"{project.path}.jsonl"
-        if issue_file.is_file() and issue_file.stat().st_size <= _MAX_ISSUE_FILE:
-            lines = issue_file.read_text(encoding="utf-8").splitlines()
-            issues[project.path] = [json.loads(line) for line in lines if line.strip()]
     return EstateData(
         url=url,
         projects=projects,
         groups=list(groups.values()),
         merge_requests=[dict(mr) for mr in meta.get("merge_request", [])],
-        issues=issues,
+        issue_files=issues,
     )
 
 
@@ -127,23 +153,17 @@ class Estate:
         self._lock = threading.Lock()
         self._stamp: tuple[Any, ...] | None = None
         self._data: EstateData | None = None
+        self._issues = IssueFiles(root)
 
     def _current_stamp(self) -> tuple[Any, ...]:
-        files = [self.root / "estate.toml"]
-        issues_dir = self.root / "issues"
-        if issues_dir.is_dir():
-            files += sorted(issues_dir.rglob("*.jsonl"))
-        stamp: list[Any] = [repr(sorted(self.overrides.items()))]
-        for f in files:
-            st = f.stat()
-            stamp.append((str(f), st.st_mtime_ns, st.st_size))
-        return tuple(stamp)
+        st = (self.root / "estate.toml").stat()
+        return (repr(sorted(self.overrides.items())), st.st_mtime_ns, st.st_size)
 
     def data(self) -> EstateData:
         with self._lock:
             stamp = self._current_stamp()
             if self._data is None or stamp != self._stamp:
-                self._data = _load(self.root, self.overrides)
+                self._data = _load(self.root, self.overrides, self._issues)
                 self._stamp = stamp
             return self._data
 

@@ -1,9 +1,9 @@
 """Injectable faults: which request gets which failure, decided before routing.
 
-A fault fires on requests whose raw request target (the percent-encoded path with its query,
-as sent, e.g. ``/api/v4/groups/1/projects?page=2``) matches its regex (``re.search``), either for its next
-``times`` matching requests (``None``: every one) or, with ``probability``, on a draw from the
-server's seeded RNG, so a fault schedule is reproducible for a given seed and request order.
+A fault fires on requests whose raw request target (the percent-encoded path with its query, as
+sent, e.g. ``/api/v4/groups/1/projects?page=2``) matches its regex (``re.search``), either for
+its next ``times`` matching requests (``None``: every one) or, with ``probability``, on a draw
+from the server's seeded RNG, so a fault schedule is reproducible for a seed and request order.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class FaultBook:
             self._faults.clear()
 
     def take(self, target: str) -> Fault | None:
-        """The fault this request (raw path and query) suffers, if any, using up one of its times."""
+        """The fault this request (raw path and query) suffers, if any; uses up one of its times."""
         path = target.split("?", 1)[0]
         with self._lock:
             for fault in self._faults:

@@ -88,7 +88,7 @@ class GitRepo:
         return self.git_dir.is_dir()
 
     def resolve(self, ref: str) -> str | None:
-        """The commit sha a branch, tag, full sha or unique prefix names; None when it names none."""
+        """The commit a branch, tag, full sha or unique prefix names; None when it names none."""
         if not ref or len(ref) > 255 or _BAD_REF.search(ref):
             return None
         out = self._run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
@@ -96,7 +96,7 @@ class GitRepo:
         return sha or None
 
     def refs(self, kind: str) -> list[tuple[str, str]]:
-        """(short name, commit sha) of every branch (``heads``) or tag (``tags``), sorted by name."""
+        """(short name, commit sha) of every branch (``heads``) or tag (``tags``), by name."""
         out = self._run(
             "for-each-ref",
             "--format=%(refname)%00%(*objectname)%00%(objectname)",
@@ -143,17 +143,36 @@ class GitRepo:
             message=fields[8].rstrip("\n") + "\n" if fields[8].strip() else "",
         )
 
-    def last_activity(self) -> str | None:
-        """The newest committer date of any ref, as git's strict ISO 8601."""
+    def summary(self, branch: str) -> tuple[str | None, str | None]:
+        """(head sha of ``branch``, newest committer date of any ref) in one git call."""
+        if not self.exists():
+            return None, None
         out = self._run(
-            "for-each-ref", "--sort=-committerdate", "--count=1", "--format=%(committerdate:iso-strict)"
+            "for-each-ref",
+            "--sort=-committerdate",
+            "--format=%(refname)%00%(objectname)%00%(committerdate:iso-strict)",
+            "refs/heads/",
+            "refs/tags/",
         )
-        return out.decode().strip() or None
+        head = newest = None
+        for line in out.decode().splitlines():
+            name, sha, date = line.split("\0")
+            newest = newest or date or None
+            if name == f"refs/heads/{branch}":
+                head = sha
+        return head, newest
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         done = subprocess.run(
-            ["git", "--git-dir", str(self.git_dir), "merge-base", "--is-ancestor", ancestor,
-             descendant],
+            [
+                "git",
+                "--git-dir",
+                str(self.git_dir),
+                "merge-base",
+                "--is-ancestor",
+                ancestor,
+                descendant,
+            ],
             capture_output=True,
             env=_ENV,
             timeout=_TIMEOUT,
@@ -165,7 +184,7 @@ class GitRepo:
         return out.decode().strip() or None
 
     def tree(self, sha: str, path: str, recursive: bool) -> list[TreeEntry] | None:
-        """Entries under ``path`` at ``sha`` (directories included, like GitLab); None if no tree."""
+        """Entries under ``path`` at ``sha`` (directories too, like GitLab); None if no tree."""
         spec = f"{sha}:{path}" if path else sha
         kind = self._run("cat-file", "-t", spec, check=False).decode().strip()
         if kind not in ("tree", "commit"):
@@ -183,7 +202,9 @@ class GitRepo:
             meta, name = record.split("\t", 1)
             mode, type_, object_sha, size = meta.split()
             entries.append(
-                TreeEntry(mode, type_, object_sha, None if size == "-" else int(size), prefix + name)
+                TreeEntry(
+                    mode, type_, object_sha, None if size == "-" else int(size), prefix + name
+                )
             )
         return entries
 
@@ -191,7 +212,9 @@ class GitRepo:
         """(blob sha, mode, bytes) of the file at ``path`` in ``sha``; None for no file there."""
         if not path or "\n" in path:
             return None
-        listing = self._run("ls-tree", "-z", "--full-name", sha, "--", path, check=False).decode("utf-8", "replace")
+        listing = self._run("ls-tree", "-z", "--full-name", sha, "--", path, check=False).decode(
+            "utf-8", "replace"
+        )
         record = listing.split("\0")[0]
         if not record or record.split("\t", 1)[1] != path:
             return None
@@ -223,7 +246,7 @@ class GitRepo:
         sections = re.split(r"^(?=diff --git )", patch, flags=re.M)
         sections = [s for s in sections if s.startswith("diff --git ")]
         fields = raw.split("\0")
-        changes = []
+        changes: list[FileChange] = []
         i = 0
         while i < len(fields) and fields[i].startswith(":"):
             a_mode, b_mode, _, _, status = fields[i][1:].split()

@@ -50,11 +50,19 @@ def build_sample_estate(root: Path) -> dict[str, str]:
     config.checkout("main")
     shas["main"] = config.sha()
     b.merge_request(
-        "acme/config", 1, state="merged", source_branch="feature/creds", target_branch="main",
+        "acme/config",
+        1,
+        state="merged",
+        source_branch="feature/creds",
+        target_branch="main",
         merge_commit_sha=shas["merge"],
     )
     b.merge_request(
-        "acme/config", 2, state="merged", source_branch="cleanup", target_branch="main",
+        "acme/config",
+        2,
+        state="merged",
+        source_branch="cleanup",
+        target_branch="main",
         squash_commit_sha=shas["squash"],
     )
     b.merge_request("acme/config", 3, state="opened", source_branch="wip", target_branch="main")
@@ -66,13 +74,30 @@ def build_sample_estate(root: Path) -> dict[str, str]:
     b.project("acme/platform/empty")
     b.project("other/tool").commit({"README.md": "tool\n"}, "Tool")
 
-    b.issue("acme/config", 1, "How to set credentials?", "See docs/setup.md",
-            updated_at="2026-02-01T10:00:00Z",
-            notes=["Try docs/setup.md#L4", {"body": "changed the description", "system": True}])
-    b.issue("acme/config", 2, "Old question", "Nothing", updated_at="2026-01-15T08:00:00Z",
-            state="closed")
-    b.issue("acme/platform/api", 5, "API?", "See !1", updated_at="2026-03-01T00:00:00Z",
-            notes=["first", "second"])
+    b.issue(
+        "acme/config",
+        1,
+        "How to set credentials?",
+        "See docs/setup.md",
+        updated_at="2026-02-01T10:00:00Z",
+        notes=["Try docs/setup.md#L4", {"body": "changed the description", "system": True}],
+    )
+    b.issue(
+        "acme/config",
+        2,
+        "Old question",
+        "Nothing",
+        updated_at="2026-01-15T08:00:00Z",
+        state="closed",
+    )
+    b.issue(
+        "acme/platform/api",
+        5,
+        "API?",
+        "See !1",
+        updated_at="2026-03-01T00:00:00Z",
+        notes=["first", "second"],
+    )
     b.issue("other/tool", 1, "Elsewhere", "", updated_at="2026-02-10T00:00:00Z")
     b.write()
     return shas

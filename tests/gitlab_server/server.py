@@ -10,6 +10,7 @@ finds its request in ``log``.
 from __future__ import annotations
 
 import hmac
+import socket
 import sys
 import threading
 import traceback
@@ -44,6 +45,12 @@ class _HTTPServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _HTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        # headers and body go out in two writes; without this, Nagle's algorithm and the
+        # client's delayed ACK add about 40 ms to every keep-alive request
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def do_GET(self) -> None:
         self._handle("GET")
@@ -89,8 +96,13 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 response = _fault_response(fault.kind, fault.status, fault.retry_after)
         if response is None:
-            response = owner._answer(method, raw_path, query, self.headers.get("PRIVATE-TOKEN"),
-                                     self.headers.get("Authorization"))
+            response = owner._answer(
+                method,
+                raw_path,
+                query,
+                self.headers.get("PRIVATE-TOKEN"),
+                self.headers.get("Authorization"),
+            )
         body = response.body
         if truncate:
             body = body[: len(body) // 2]
@@ -109,8 +121,9 @@ def _fault_response(kind: str, status: int, retry_after: float | None) -> Respon
     if retry_after is not None:
         headers["Retry-After"] = f"{retry_after:g}"
     if kind == "429":
-        headers.update({"RateLimit-Limit": "600", "RateLimit-Remaining": "0",
-                        "RateLimit-Observed": "601"})
+        headers.update(
+            {"RateLimit-Limit": "600", "RateLimit-Remaining": "0", "RateLimit-Observed": "601"}
+        )
         return Response.json({"message": "Retry later"}, 429, headers)
     if kind == "refuse_archive":
         message = "403 Forbidden" if status == 403 else f"{status} Not Found"
@@ -155,8 +168,9 @@ class GitLabServer:
         httpd.owner = self
         self._httpd = httpd
         self.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-        self._thread = threading.Thread(target=httpd.serve_forever, name="gitlab-test-server",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, args=(0.05,), name="gitlab-test-server", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -217,8 +231,15 @@ class GitLabServer:
         (omitted when None). ``delay`` is the sleep of "slow"; ``status`` (403 or 404) the answer
         of "refuse_archive", which only ever matches archive requests.
         """
-        self.faults.add(fault, times=times, match=match, retry_after=retry_after,
-                        probability=probability, delay=delay, status=status)
+        self.faults.add(
+            fault,
+            times=times,
+            match=match,
+            retry_after=retry_after,
+            probability=probability,
+            delay=delay,
+            status=status,
+        )
 
     def clear_faults(self) -> None:
         self.faults.clear()

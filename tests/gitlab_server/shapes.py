@@ -29,7 +29,9 @@ def git_time(stamp: str) -> str:
     return datetime.fromisoformat(stamp).isoformat(timespec="milliseconds")
 
 
-def user(url: str, uid: int = 1, username: str = "acme-dev", name: str = "Acme Dev") -> dict[str, Any]:
+def user(
+    url: str, uid: int = 1, username: str = "acme-dev", name: str = "Acme Dev"
+) -> dict[str, Any]:
     return {
         "id": uid,
         "username": username,
@@ -68,7 +70,8 @@ def group(data: EstateData, g: GroupInfo) -> dict[str, Any]:
     }
 
 
-def project(data: EstateData, p: ProjectInfo, api_url: str, head: str | None) -> dict[str, Any]:
+def project(data: EstateData, p: ProjectInfo, api_url: str) -> dict[str, Any]:
+    head, last_activity = p.repo.summary(p.default_branch)
     ns = data.group_by_path(p.namespace)
     created = utc(datetime.fromtimestamp(_PROJECT_EPOCH + 60 * p.id, UTC).isoformat())
     host = data.url.split("://", 1)[-1].split("/", 1)[0]
@@ -91,7 +94,7 @@ def project(data: EstateData, p: ProjectInfo, api_url: str, head: str | None) ->
         "avatar_url": None,
         "forks_count": 0,
         "star_count": 0,
-        "last_activity_at": utc(p.repo.last_activity()) or created,
+        "last_activity_at": utc(last_activity) or created,
         "namespace": {
             "id": ns.id,
             "name": ns.name,

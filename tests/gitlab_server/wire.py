@@ -91,9 +91,13 @@ def paginate(items: Sequence[T], query: Query, base: str) -> tuple[list[T], dict
     }
     links = []
     if page > 1:
-        links.append(f'<{_link(base, query, page=str(page - 1), per_page=str(per_page))}>; rel="prev"')
+        links.append(
+            f'<{_link(base, query, page=str(page - 1), per_page=str(per_page))}>; rel="prev"'
+        )
     if has_next:
-        links.append(f'<{_link(base, query, page=str(page + 1), per_page=str(per_page))}>; rel="next"')
+        links.append(
+            f'<{_link(base, query, page=str(page + 1), per_page=str(per_page))}>; rel="next"'
+        )
     links.append(f'<{_link(base, query, page="1", per_page=str(per_page))}>; rel="first"')
     if total <= _TOTALS_LIMIT:
         headers["x-total"] = str(total)

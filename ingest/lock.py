@@ -1,0 +1,35 @@
+"""One sweep at a time per store: an exclusive ``flock`` on a file beside the database.
+
+A kernel lock rather than a row in SQLite, because it dies with its process: a sweep killed with
+SIGKILL never leaves a stale lock behind for the next run to second-guess.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from scout.errors import LockedError
+
+
+@contextmanager
+def sweep_lock(store_path: Path) -> Iterator[None]:
+    target = Path(f"{store_path}.sweep.lock")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle = os.open(target, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(handle, 64, 0).decode(errors="replace").strip() or "another process"
+            raise LockedError(
+                f"another sweep is running on {store_path} (pid {holder}); try again when it ends"
+            ) from None
+        os.ftruncate(handle, 0)
+        os.pwrite(handle, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(handle)

@@ -1,0 +1,229 @@
+"""``scout sweep``: read the issues that changed, validate their signposts, keep targets true.
+
+Per issue, everything lands in one transaction with the group's cursor (verdicts, target
+passages, the issue's stored reference list), so a sweep killed at any point is finished by the
+next run with nothing lost and nothing doubled. Issue prose lives in memory only (invariant 1):
+it is extracted from, used as the question of the addresses check, and dropped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from scout.config import Config
+from scout.corpus.rules import CorpusRules
+from scout.errors import NotFound
+from scout.forge.base import Forge, Issue
+from scout.providers.base import Provider
+from scout.store import IssueRow, NewSignpost, SignpostRow, Store
+from signposts.cache import CachedForge
+from signposts.extract import extract_issue
+from signposts.references import DocsSite, ExtractContext, Reference
+from signposts.validate import Validator, Verdict, question_of
+
+log = logging.getLogger("scout.sweep")
+CHECKS = ("corpus_rules", "resolves", "addresses")
+
+
+@dataclass
+class SweepSummary:
+    issues_read: int = 0
+    notes_read: int = 0
+    references: int = 0
+    accepted: int = 0
+    rejected: Counter[str] = field(default_factory=lambda: Counter(dict.fromkeys(CHECKS, 0)))
+    withdrawn: int = 0
+    revalidated: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    forge_requests: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    stopped: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "issues_read": self.issues_read,
+            "notes_read": self.notes_read,
+            "references": self.references,
+            "accepted": self.accepted,
+            "rejected": {check: self.rejected[check] for check in CHECKS},
+            "withdrawn": self.withdrawn,
+            "revalidated": self.revalidated,
+            "skipped": dict(sorted(self.skipped.items())),
+            "forge_requests": self.forge_requests,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def extract_context(config: Config, project: str | None) -> ExtractContext:
+    return ExtractContext(
+        gitlab_url=config.forge.url,
+        docs_sites=tuple(DocsSite(s.url, s.project, s.root) for s in config.docs_site),
+        project=project,
+    )
+
+
+def reference_json(reference: Reference) -> str:
+    return json.dumps(dataclasses.asdict(reference), sort_keys=True)
+
+
+def reference_from_json(text: str) -> Reference:
+    data = json.loads(text)
+    if data.get("lines") is not None:
+        data["lines"] = tuple(data["lines"])
+    return Reference(**data)
+
+
+def new_signpost(verdict: Verdict) -> NewSignpost:
+    return NewSignpost(
+        kind=verdict.reference.kind,
+        reference=verdict.reference.reference,
+        status=verdict.status,
+        check_name=verdict.check,
+        reason=verdict.reason,
+        target_project=verdict.target_project,
+        target_path=verdict.target_path,
+        target_lines=verdict.target_lines,
+        target_sha=verdict.target_sha,
+        target=verdict.target,
+        reference_json=reference_json(verdict.reference),
+        checks=json.dumps(verdict.checks_json()),
+        checked_at=verdict.checked_at,
+    )
+
+
+class Sweep:
+    """One sweep over the configured groups, then re-validation of moved targets."""
+
+    def __init__(
+        self,
+        config: Config,
+        forge: Forge,
+        store: Store,
+        provider: Provider,
+        *,
+        stop: threading.Event | None = None,
+        progress: Callable[[str], None] = lambda _message: None,
+    ) -> None:
+        self.config = config
+        self.forge = CachedForge(forge)
+        self.store = store
+        self.rules = CorpusRules(tuple(config.forge.groups), config.corpus)
+        self.validator = Validator(self.forge, self.rules, provider, config.docs_site)
+        self.stop = stop or threading.Event()
+        self.progress = progress
+        self.summary = SweepSummary()
+
+    def run(self) -> SweepSummary:
+        started = time.monotonic()
+        for group in self.config.forge.groups:
+            self._sweep_group(group)
+            if self.stop.is_set():
+                break
+        if not self.stop.is_set():
+            self._revalidate()
+        self.summary.stopped = self.stop.is_set()
+        self.summary.seconds = time.monotonic() - started
+        self.summary.forge_requests = dict(sorted(self.forge.forge.requests.items()))
+        return self.summary
+
+    # ------------------------------------------------------------------ issues
+    def _sweep_group(self, group: str) -> None:
+        scope = f"issues:{group}"
+        for issue in self.forge.issues_updated_after(group, self.store.cursor(scope)):
+            if self.stop.is_set():
+                return
+            self._one_issue(issue, scope)
+
+    def _project_qualifies(self, path: str) -> str | None:
+        try:
+            project = self.forge.project(path)
+        except NotFound:
+            return "issue_project_not_found"
+        verdict = self.rules.project(project)
+        return None if verdict else f"issue_{verdict.reason}"
+
+    def _one_issue(self, issue: Issue, scope: str) -> None:
+        summary = self.summary
+        stored = self.store.issue(issue.project, issue.iid)
+        cursor = (scope, issue.updated_at)
+        if stored is not None and stored.updated_at == issue.updated_at:
+            summary.skipped["issue_unchanged"] += 1
+            return
+        skip = self._project_qualifies(issue.project)
+        if skip is not None:
+            # Issues of private or excluded projects are dropped unread; only the cursor moves.
+            summary.skipped[skip] += 1
+            self.store.save_issue(
+                IssueRow(issue.project, issue.iid, issue.web_url, issue.updated_at, ()),
+                [],
+                {},
+                cursor,
+            )
+            return
+        summary.issues_read += 1
+        notes: list[str] = []
+        if issue.user_notes_count > 0:
+            notes = [note.body for note in self.forge.issue_notes(issue)]
+            summary.notes_read += len(notes)
+        extraction = extract_issue(
+            issue.title, issue.description, notes, extract_context(self.config, issue.project)
+        )
+        summary.skipped.update(extraction.skipped)
+        question = question_of(issue.title, issue.description)
+        verdicts = [self.validator.validate(ref, question) for ref in extraction.references]
+        del notes, question
+        summary.references += len(verdicts)
+        passages = {}
+        for verdict in verdicts:
+            if verdict.status == "accepted":
+                summary.accepted += 1
+                assert verdict.target is not None
+                passages[verdict.target] = verdict.passages
+            else:
+                summary.rejected[verdict.check or "?"] += 1
+        self.store.save_issue(
+            IssueRow(
+                issue.project,
+                issue.iid,
+                issue.web_url,
+                issue.updated_at,
+                tuple(v.reference.reference for v in verdicts),
+            ),
+            [new_signpost(v) for v in verdicts],
+            passages,
+            cursor,
+        )
+        self.progress(
+            f"{issue.project}#{issue.iid}: {len(verdicts)} reference(s), "
+            f"{sum(v.status == 'accepted' for v in verdicts)} accepted"
+        )
+
+    # ------------------------------------------------------------------ re-validation
+    def _moved(self, row: SignpostRow) -> bool:
+        if row.target_project is None:
+            return False
+        try:
+            project = self.forge.project(row.target_project)
+        except NotFound:
+            return True
+        return self.forge.head(project) != row.target_sha or not self.rules.project(project)
+
+    def _revalidate(self) -> None:
+        for row in self.store.signposts(status="accepted"):
+            if self.stop.is_set():
+                return
+            if not self._moved(row):
+                continue
+            verdict = self.validator.recheck(reference_from_json(row.reference_json))
+            self.summary.revalidated += 1
+            if verdict.status == "rejected":
+                self.summary.withdrawn += 1
+            self.store.revalidated(row.id, new_signpost(verdict), verdict.passages)

@@ -1,0 +1,387 @@
+"""URLs in issue text: where each one ends, and which references a URL on a configured host yields.
+
+Main rule: a URL yields a reference only when its scheme, host and port are exactly those of the
+configured GitLab URL or of a docs site (and its path is below that site's root). Anything else
+(other hosts, look-alike hosts, user info, other ports, other schemes, issue and wiki routes,
+paths that climb out of their root, control or format characters) yields nothing.
+
+Boundaries follow linkify-it's rules (``external/linkify-it``): trailing ``.``, ``,``, ``;``,
+``!``, ``?``, unbalanced closing brackets and quotes are not part of a URL; balanced ``(...)``,
+``[...]``, ``{...}`` and quotes are. Two deliberate differences: every Unicode format character
+(zero-width, joiners, bidi controls) ends a URL, so invisible characters can never glue two
+hosts together or hide part of a path; and a backslash or backtick ends a URL (code spans).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+import regex
+
+from signposts.extract_norm import (
+    clean_segments,
+    decode,
+    encode,
+    is_sha,
+    parse_iid,
+    parse_lines,
+    valid_project_path,
+)
+from signposts.references import (
+    DocsSite,
+    ExtractContext,
+    Reference,
+    commit_ref,
+    lines_fragment,
+    merge_request_ref,
+)
+
+_SPACE = r"[\s\p{Z}\p{Cc}\p{Cf}]"
+_SEP = r"[<>\uff5c`\\]"
+_STOP = rf"(?:{_SPACE}|{_SEP}|$)"
+_PSEUDO_LETTER = r"[^\s\p{Z}\p{P}\p{Cc}\p{Cf}<>\uff5c`\\]"
+_PLAIN = rf"(?!{_SPACE}|{_SEP})"
+_PATH_ITEM = "|".join(
+    [
+        rf"{_PLAIN}[^()\[\]{{}}.,\"'?!\-;]",
+        rf"\[(?:{_PLAIN}[^\]]){{0,256}}\]",
+        rf"\((?:{_PLAIN}[^)]){{0,256}}\)",
+        rf"\{{(?:{_PLAIN}[^}}]){{0,256}}\}}",
+        rf"\"(?:{_PLAIN}[^\"]){{1,256}}\"",
+        rf"'(?:{_PLAIN}[^']){{1,256}}'",
+        rf"'(?={_PSEUDO_LETTER}|-)",
+        r"\.{2,64}[a-zA-Z0-9%/&]",
+        rf"\.(?!{_STOP}|\.)",
+        r"-+",
+        rf",(?!{_STOP})",
+        rf";(?!{_STOP})",
+        rf"!{{1,64}}(?!{_STOP}|!)",
+        rf"\?(?!{_STOP}|\?)",
+    ]
+)
+# Bare URLs. The authority is read up to the path; user info is read too, so that
+# ``https://gitlab.acme.example@evil.test/`` is seen whole and dropped, never cut at the ``@``.
+URL_RE = regex.compile(
+    r"(?<!\w)(?P<url>(?i:https?)://"
+    rf"(?P<auth>(?:{_PLAIN}[^/?#\[\](){{}}\"'`]){{0,512}}+)"
+    rf"(?P<path>[/?#](?:{_PATH_ITEM})++|/)?)"
+)
+# Other schemes (and their whole token) are dropped; listed bare schemes need no ``//``.
+OTHER_SCHEME_RE = regex.compile(
+    r"(?<![\w+.-])(?:[A-Za-z][A-Za-z0-9+.-]{0,31}://"
+    r"|(?i:javascript|vbscript|data|file|mailto|blob|about|view-source):)"
+)
+# Markdown inline link and image targets, read exactly: ``](target)``, ``](<target>)``, with an
+# optional title. Balanced parentheses one level deep, as CommonMark allows.
+MD_TARGET_RE = regex.compile(
+    r"\]\((?P<target>[ \t]*(?:<(?P<angle>[^<>\n]{0,2048})>"
+    r"|(?P<bare>(?:[^\s()<>\\]|\((?:[^\s()<>\\]){0,256}\)){1,2048}+))"
+    r"(?:[ \t]+(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}'|\([^()\n]{0,512}\)))?[ \t]*)\)"
+)
+# ``<scheme:...>`` autolinks, read exactly.
+AUTOLINK_RE = regex.compile(r"<(?P<url>[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]{0,2048}+)>")
+# GitLab wiki links ``[[Page]]`` are dropped with their content.
+WIKI_RE = regex.compile(r"\[\[[^\[\]\n]{0,256}\]\]")
+SCHEME_RE = regex.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}:")
+_PORT = regex.compile(r"[0-9]{1,5}")
+_UNSAFE = regex.compile(r"[\s\p{Z}\p{Cc}\p{Cf}\\]")
+_TRAILING = ".,;:!?*"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_FILE_ROUTES = ("blob", "raw", "blame")
+_LEGACY_ROUTES = frozenset(("blob", "raw", "blame", "commit", "merge_requests"))
+_MR_TAILS = ((), ("diffs",), ("commits",), ("pipelines",))
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A configured site: exact scheme, host and port, and the path segments it lives under."""
+
+    scheme: str
+    host: str
+    port: int
+    prefix: tuple[str, ...]
+
+    @property
+    def base(self) -> str:
+        """The normalised URL of the site root, without a trailing slash."""
+        port = "" if _DEFAULT_PORTS[self.scheme] == self.port else f":{self.port}"
+        path = "".join("/" + encode(s) for s in self.prefix)
+        return f"{self.scheme}://{self.host}{port}{path}"
+
+
+@dataclass(frozen=True)
+class Sites:
+    """The parsed configuration: the GitLab origin and the docs sites, longest prefix first."""
+
+    gitlab: Origin | None
+    docs: tuple[tuple[Origin, DocsSite], ...]
+
+
+@dataclass(frozen=True)
+class SplitUrl:
+    scheme: str
+    host: str
+    port: int
+    segments: list[str]  # decoded path segments, empty ones kept
+    query: str
+    fragment: str | None
+
+
+def ascii_lower(text: str) -> str:
+    """Lower-case ASCII letters only: ``str.lower`` maps some non-ASCII letters to ASCII ones
+    (the Kelvin sign becomes ``k``), which would let a look-alike host match."""
+    return text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+def split_url(url: str) -> SplitUrl | None:
+    """Split and decode an http(s) URL; None for any other scheme, user info, a bad port or host,
+    bad percent-encoding, or whitespace/control/format characters anywhere."""
+    if _UNSAFE.search(url):
+        return None
+    scheme, sep, rest = url.partition("://")
+    scheme = ascii_lower(scheme)
+    if not sep or scheme not in _DEFAULT_PORTS:
+        return None
+    cut = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority, rest = rest[:cut], rest[cut:]
+    rest, hash_sign, fragment = rest.partition("#")
+    path, _, query = rest.partition("?")
+    if "@" in authority or "%" in authority or "[" in authority:
+        return None
+    host, colon, port_text = authority.partition(":")
+    if colon:
+        if not _PORT.fullmatch(port_text):
+            return None
+        port = int(port_text)
+    else:
+        port = _DEFAULT_PORTS[scheme]
+    host = ascii_lower(host)
+    decoded = decode(path)
+    if not host or decoded is None:
+        return None
+    segments = decoded.split("/")[1:]
+    return SplitUrl(scheme, host, port, segments, query, fragment if hash_sign else None)
+
+
+def parse_origin(url: str) -> Origin | None:
+    parts = split_url(url)
+    if parts is None:
+        return None
+    prefix = clean_segments(parts.segments)
+    if prefix is None:
+        return None
+    return Origin(parts.scheme, parts.host, parts.port, tuple(prefix))
+
+
+def sites_for(ctx: ExtractContext) -> Sites:
+    """Parse the configured URLs once per issue; a site whose URL does not parse matches nothing."""
+    docs = [(o, s) for s in ctx.docs_sites if (o := parse_origin(s.url)) is not None]
+    docs.sort(key=lambda pair: -len(pair[0].prefix))
+    return Sites(parse_origin(ctx.gitlab_url), tuple(docs))
+
+
+def _under(parts: SplitUrl, origin: Origin) -> list[str] | None:
+    """The raw segments below ``origin``'s root, or None if ``parts`` is not on that site."""
+    if (parts.scheme, parts.host, parts.port) != (origin.scheme, origin.host, origin.port):
+        return None
+    segments = [s for s in parts.segments if s != ""]
+    n = len(origin.prefix)
+    if tuple(segments[:n]) != origin.prefix:
+        return None
+    return segments[n:]
+
+
+def reference_from_url(url: str, ctx: ExtractContext, sites: Sites) -> Reference | None:
+    """The reference an exact http(s) URL yields on a configured site, or None."""
+    parts = split_url(url)
+    if parts is None:
+        return None
+    for origin, site in sites.docs:
+        below = _under(parts, origin)
+        if below is not None:
+            return _docs_page(parts, below, origin, site)
+    if sites.gitlab is not None:
+        below = _under(parts, sites.gitlab)
+        if below is not None:
+            return _gitlab(parts, below, sites.gitlab)
+    return None
+
+
+def _docs_page(
+    parts: SplitUrl, below: list[str], origin: Origin, site: DocsSite
+) -> Reference | None:
+    cleaned = clean_segments(below)
+    if cleaned is None:
+        return None
+    page = "/".join(cleaned)
+    if page and parts.segments and parts.segments[-1] == "":
+        page += "/"
+    anchor = decode(parts.fragment) if parts.fragment else None
+    if parts.fragment and anchor is None:
+        return None
+    url = origin.base + "/" + encode(page) + ("#" + encode(anchor) if anchor else "")
+    return Reference(
+        kind="docs_page",
+        reference=url,
+        project=site.project,
+        path=page,
+        lines=None,
+        sha=None,
+        iid=None,
+        url=url,
+        anchor=anchor or None,
+        docs_site=site.url,
+    )
+
+
+def _gitlab(parts: SplitUrl, segments: list[str], origin: Origin) -> Reference | None:
+    """Blob, raw, commit and merge request routes; every other route (issues, work items, tree,
+    compare, snippets, wikis, groups, ...) yields nothing."""
+    if "-" in segments:
+        i = segments.index("-")
+        route, rest = (segments[i + 1], segments[i + 2 :]) if i + 1 < len(segments) else ("", [])
+    else:  # the legacy routes without ``/-/`` still work on GitLab
+        i = next((k for k, s in enumerate(segments) if k >= 2 and s in _LEGACY_ROUTES), -1)
+        if i < 0:
+            return None
+        route, rest = segments[i], segments[i + 1 :]
+    project = "/".join(segments[:i])
+    if not valid_project_path(project) or segments[0] == "groups":
+        return None
+    if route in _FILE_ROUTES:
+        return _blob(parts, project, rest, origin)
+    if route == "commit" and len(rest) == 1:
+        sha = rest[0].removesuffix(".patch").removesuffix(".diff")
+        if not is_sha(sha):
+            return None
+        sha = sha.lower()
+        return commit_ref(project, sha, f"{origin.base}/{project}/-/commit/{sha}")
+    if route == "merge_requests" and rest and tuple(rest[1:]) in _MR_TAILS and rest[0].isascii():
+        iid = parse_iid(rest[0]) if rest[0].isdigit() else None
+        if iid is None:
+            return None
+        return merge_request_ref(project, iid, f"{origin.base}/{project}/-/merge_requests/{iid}")
+    return None
+
+
+def _blob(parts: SplitUrl, project: str, rest: list[str], origin: Origin) -> Reference | None:
+    lines = parse_lines(parts.fragment) if parts.fragment else None
+    ref_type = next((q for q in parts.query.split("&") if q in _REF_TYPES), "")
+    suffix = ("?" + ref_type if ref_type else "") + lines_fragment(lines)
+    if rest and is_sha(rest[0], full=True):
+        sha: str | None = rest[0].lower()
+        path_segments = clean_segments(rest[1:])
+        if not path_segments:
+            return None
+        path: str | None = "/".join(path_segments)
+        ref_path = None
+        written = f"{sha}/{path}"
+    else:
+        sha = path = None
+        ref_segments = clean_segments(rest)
+        if ref_segments is None or len(ref_segments) < 2:
+            return None
+        ref_path = written = "/".join(ref_segments)
+    reference = f"{project}/-/blob/{written}{lines_fragment(lines)}"
+    return Reference(
+        kind="file",
+        reference=reference,
+        project=project,
+        path=path,
+        lines=lines,
+        sha=sha,
+        iid=None,
+        url=f"{origin.base}/{project}/-/blob/{encode(written)}{suffix}",
+        ref_path=ref_path,
+    )
+
+
+_REF_TYPES = frozenset(("ref_type=heads", "ref_type=tags"))
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link target found in text: ``exact`` (Markdown target or autolink, read as written),
+    ``bare`` (a bare http(s) URL, boundaries per linkify-it) or ``relative`` (a Markdown target
+    with no scheme)."""
+
+    start: int
+    target: str
+    kind: Literal["exact", "bare", "relative"]
+
+
+_TOKEN_END = regex.compile(r"\s")
+# A URL cut short by an invisible character is dropped rather than read truncated.
+_FORMAT_CHAR = regex.compile(r"\p{Cf}")
+
+
+def remaining(deadline: float) -> float:
+    """Seconds left before ``deadline`` for the next pattern; TimeoutError when none are."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    return left
+
+
+def scan_links(text: str, deadline: float) -> tuple[list[Link], str]:
+    """The http(s) and relative link targets in ``text``, and the text with every link, URL of
+    any scheme and wiki link blanked out (so short forms are never read inside them). Raises
+    TimeoutError past ``deadline``."""
+    links: list[Link] = []
+    blanks: list[tuple[int, int]] = []
+    for match in WIKI_RE.finditer(text, timeout=remaining(deadline)):
+        blanks.append(match.span())
+    for match in MD_TARGET_RE.finditer(text, timeout=remaining(deadline)):
+        blanks.append(match.span("target"))
+        target = match.group("angle")
+        target = (match.group("bare") if target is None else target).strip()
+        scheme = SCHEME_RE.match(target)
+        if scheme is None:
+            links.append(Link(match.start(), target, "relative"))
+        elif ascii_lower(scheme.group()) in ("http:", "https:"):
+            links.append(Link(match.start(), target, "exact"))
+    for match in AUTOLINK_RE.finditer(text, timeout=remaining(deadline)):
+        blanks.append(match.span())
+        if ascii_lower(match.group("url")).startswith(("http:", "https:")):
+            links.append(Link(match.start(), match.group("url"), "exact"))
+    text = _blank(text, blanks)
+
+    # A bare URL blanks its whole whitespace-delimited token: whatever follows a URL that ended
+    # early (at a format character, a backslash, an unbalanced bracket) is no bare path.
+    blanks = []
+    for pattern in (URL_RE, OTHER_SCHEME_RE):
+        blanked_to = 0
+        for match in pattern.finditer(text, timeout=remaining(deadline)):
+            if match.start() >= blanked_to:
+                end = _TOKEN_END.search(text, match.end(), timeout=remaining(deadline))
+                blanked_to = end.start() if end else len(text)
+                blanks.append((match.start(), blanked_to))
+            if pattern is URL_RE and not _FORMAT_CHAR.match(text, match.end()):
+                url: str = match.group("url")
+                if match.group("path") is None:  # an authority alone loses trailing punctuation
+                    url = url.rstrip(_TRAILING)
+                links.append(Link(match.start(), url, "bare"))
+    links.sort(key=lambda link: link.start)
+    return links, _blank(text, blanks)
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span replaced by spaces, so offsets stay valid for ordering."""
+    if not spans:
+        return text
+    parts: list[str] = []
+    at = 0
+    for start, end in sorted(spans):
+        start = max(start, at)
+        if end <= start:
+            continue
+        parts.append(text[at:start])
+        parts.append(" " * (end - start))
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)

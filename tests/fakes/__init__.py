@@ -1,0 +1,1 @@
+"""Real stand-ins for the answer path's boundaries: a fake ``claude`` and a Messages API."""

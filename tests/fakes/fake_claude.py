@@ -1,0 +1,88 @@
+"""A fake ``claude`` CLI (print mode) for tests. Stdlib only; run as a script.
+
+It records its argv and stdin as JSON to the file named by ``FAKE_CLAUDE_RECORD`` (appending one
+line per call) and replies like Claude Code 2.1 per ``FAKE_CLAUDE_MODE``:
+
+  success            is_error false, exit 0, structured_output from FAKE_CLAUDE_OUTPUT (JSON)
+  is_error           subtype "success", is_error true, exit 1 (how auth and API failures look)
+  missing_structured is_error false, exit 0, no structured_output
+  schema_invalid     is_error false, exit 0, structured_output not matching the schema
+  hang               sleeps far longer than any test timeout
+  nonzero            prints to stderr only, exit 1 (how bad arguments look)
+  invalid_json       prints non-JSON on stdout, exit 0
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+DEFAULT_ANSWER = {
+    "answer": "Run `vault rotate` from the admin host [1].",
+    "cited": [1],
+    "declined": False,
+    "reason": "",
+}
+DEFAULT_ADDRESSES = {"addresses": True, "reason": "the passage gives the steps"}
+
+
+def _schema(argv: list[str]) -> dict:
+    if "--json-schema" in argv:
+        return json.loads(argv[argv.index("--json-schema") + 1])
+    return {}
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    stdin = sys.stdin.read()
+    record = os.environ.get("FAKE_CLAUDE_RECORD")
+    if record:
+        with open(record, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"argv": argv, "stdin": stdin, "cwd": os.getcwd()}) + "\n")
+    mode = os.environ.get("FAKE_CLAUDE_MODE", "success")
+    envelope = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "result": "",
+        "num_turns": 1,
+        "total_cost_usd": 0.001,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
+    if mode == "hang":
+        time.sleep(60)
+        return 0
+    if mode == "nonzero":
+        print("error: unknown option '--bogus'", file=sys.stderr)
+        return 1
+    if mode == "invalid_json":
+        print("this is not json {")
+        return 0
+    if mode == "is_error":
+        envelope.update(is_error=True, result="Invalid API key · Please run /login")
+        print(json.dumps(envelope))
+        return 1
+    if mode == "missing_structured":
+        envelope["result"] = "I think the answer is to rotate keys."
+        print(json.dumps(envelope))
+        return 0
+    if mode == "schema_invalid":
+        envelope["structured_output"] = {"answer": 42, "cited": "one"}
+        print(json.dumps(envelope))
+        return 0
+    if "FAKE_CLAUDE_OUTPUT" in os.environ:
+        output = json.loads(os.environ["FAKE_CLAUDE_OUTPUT"])
+    elif "addresses" in _schema(argv).get("properties", {}):
+        output = DEFAULT_ADDRESSES
+    else:
+        output = DEFAULT_ANSWER
+    envelope["structured_output"] = output
+    envelope["result"] = json.dumps(output)
+    print(json.dumps(envelope))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,212 @@
+"""The answer path end to end over a real store: retrieval, provider, citation check, the log."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scout.answer import AnswerResult, ask, render
+from scout.compose import AnswerOutput
+from scout.errors import ProviderError, UsageError
+from scout.providers.base import Provider, T, Task
+from scout.providers.offline import OfflineProvider
+from scout.store import Store
+from tests.fakes.corpus import BACKUPS, CREDENTIALS, make_store
+
+CRED_URL = (
+    "https://gitlab.acme.example/acme/config/-/blob/0123456789abcdef0123456789abcdef01234567/"
+    "docs/credentials.md#L12-30"
+)
+
+
+class Scripted:
+    """A provider with a queue of replies and a history of the tasks it was given."""
+
+    name = "scripted"
+
+    def __init__(self, *replies: AnswerOutput | Exception) -> None:
+        self.replies = list(replies)
+        self.tasks: list[Task[Any]] = []
+
+    def run(self, task: Task[T]) -> T:
+        self.tasks.append(task)
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply  # type: ignore[return-value]
+
+
+def reply(answer: str, cited: list[int], declined: bool = False, reason: str = "") -> AnswerOutput:
+    return AnswerOutput(answer=answer, cited=cited, declined=declined, reason=reason)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with make_store(tmp_path) as s:
+        yield s
+
+
+def test_answered_result_is_the_designed_json(store: Store) -> None:
+    provider = Scripted(reply("Run `vault rotate --all` [1].", [1]))
+    result = ask("How do I rotate keys?", store=store, provider=provider, provider_name="scripted")
+    assert result.to_json() == {
+        "outcome": "answered",
+        "answer": "Run `vault rotate --all` [1].",
+        "reason": None,
+        "citations": [
+            {
+                "n": 1,
+                "project": "acme/config",
+                "path": "docs/credentials.md",
+                "sha": "0123456789abcdef0123456789abcdef01234567",
+                "lines": [12, 30],
+                "url": CRED_URL,
+                "source": "docs",
+            }
+        ],
+        "passages": 1,
+    }
+    assert render(result) == (
+        f"Run `vault rotate --all` [1].\n\nSources:\n"
+        f"  [1] acme/config docs/credentials.md L12-30  {CRED_URL}"
+    )
+
+
+def test_nothing_retrieved_declines_without_making_or_calling_a_provider(store: Store) -> None:
+    made: list[Provider] = []
+
+    def factory() -> Provider:
+        made.append(Scripted())
+        return made[-1]
+
+    result = ask("weather in Lisbon", store=store, provider=factory, provider_name="claude-local")
+    assert result.to_json() == {
+        "outcome": "declined",
+        "answer": None,
+        "reason": "nothing matched",
+        "citations": [],
+        "passages": 0,
+    }
+    assert made == []
+    assert render(result) == "Declined: nothing matched"
+
+
+def test_provider_factory_is_called_when_there_are_passages(store: Store) -> None:
+    made: list[Scripted] = []
+
+    def factory() -> Provider:
+        made.append(Scripted(reply("Run it [1].", [1])))
+        return made[-1]
+
+    ask("rotate keys", store=store, provider=factory, provider_name="scripted")
+    assert len(made) == 1 and len(made[0].tasks) == 1
+
+
+@pytest.mark.parametrize(
+    ("output", "reason"),
+    [
+        (reply("Rotate them.", []), "cited nothing"),
+        (reply("Rotate them [9].", [9]), "cited passage 9 of 2"),
+        (reply("Rotate them [1] and [3].", [1]), "cited passage 3 of 2"),
+        (reply("", [], True, "The passages cover rotation but not tape."), None),
+    ],
+)
+def test_refused_citations_and_model_declines_become_declines(
+    store: Store, output: AnswerOutput, reason: str | None
+) -> None:
+    result = ask("rotate backups", store=store, provider=Scripted(output), provider_name="scripted")
+    assert result == AnswerResult(
+        "declined", None, reason or "The passages cover rotation but not tape.", (), 2
+    )
+
+
+def test_control_characters_from_the_model_are_not_printed(store: Store) -> None:
+    provider = Scripted(
+        reply("Run\x1b[2J it\x07 [1].\nDone.", [1]), reply("", [], True, "no\x1b]0;x")
+    )
+    answered = ask("rotate keys", store=store, provider=provider, provider_name="scripted")
+    declined = ask("rotate keys", store=store, provider=provider, provider_name="scripted")
+    assert (answered.answer, declined.reason) == ("Run[2J it [1].\nDone.", "no]0;x")
+
+
+def test_citations_are_the_cited_passages_in_order(store: Store) -> None:
+    provider = Scripted(reply("Rotate [2]; back up [1].", [2, 1]))
+    result = ask("rotate backups", store=store, provider=provider, provider_name="scripted")
+    assert [(c.n, c.path, c.source) for c in result.citations] == [
+        (1, BACKUPS.path, "docs"),
+        (2, CREDENTIALS.path, "docs"),
+    ]
+    assert [p.heading for p in provider.tasks[0].passages] == [BACKUPS.heading, CREDENTIALS.heading]
+
+
+def test_each_question_gets_only_its_own_passages(store: Store) -> None:
+    provider = Scripted(reply("a [1]", [1]), reply("b [1]", [1]))
+    ask("rotate keys", store=store, provider=provider, provider_name="scripted")
+    ask("nightly backups", store=store, provider=provider, provider_name="scripted")
+    first, second = provider.tasks
+    assert [p.heading for p in first.passages] == ["Rotating credentials"]
+    assert [p.heading for p in second.passages] == ["Backups"]
+    assert "rotate" not in second.user.casefold()
+
+
+def test_every_outcome_is_logged_without_passage_or_answer_text(store: Store) -> None:
+    provider = Scripted(reply("Run `vault rotate --all` [1].", [1]), reply("x", []))
+    ask("rotate keys", store=store, provider=provider, provider_name="scripted")
+    ask("rotate backups", store=store, provider=provider, provider_name="scripted")
+    ask("weather", store=store, provider=provider, provider_name="scripted")
+    rows = store.questions()
+    assert [
+        (r["question"], r["outcome"], r["reason"], r["provider"], r["passages"]) for r in rows
+    ] == [
+        ("rotate keys", "answered", None, "scripted", 1),
+        ("rotate backups", "declined", "cited nothing", "scripted", 2),
+        ("weather", "declined", "nothing matched", "scripted", 0),
+    ]
+    assert all(isinstance(r["latency_ms"], int) and r["latency_ms"] >= 0 for r in rows)
+    assert not any("vault" in str(value) for r in rows for value in r.values())
+
+
+def test_provider_failure_raises_and_logs_nothing(store: Store) -> None:
+    provider = Scripted(ProviderError("the claude CLI reported an error: boom"))
+    with pytest.raises(ProviderError, match="boom"):
+        ask("rotate keys", store=store, provider=provider, provider_name="scripted")
+    assert store.questions() == []
+
+
+@pytest.mark.parametrize(
+    ("question", "passages", "message"),
+    [
+        ("?!", 8, "no words"),
+        ("k" * 4001, 8, "limit is 4000"),
+        ("rotate keys", 0, "between 1 and 20"),
+        ("rotate keys", 21, "between 1 and 20"),
+    ],
+)
+def test_unacceptable_questions_are_usage_errors_and_not_logged(
+    store: Store, question: str, passages: int, message: str
+) -> None:
+    with pytest.raises(UsageError, match=message):
+        ask(question, store=store, provider=Scripted(), passages=passages, provider_name="x")
+    assert store.questions() == []
+
+
+def test_offline_provider_answers_and_declines_on_the_store(store: Store) -> None:
+    offline = OfflineProvider()
+    answered = ask("How do I rotate keys?", store=store, provider=offline, provider_name="offline")
+    declined = ask(
+        "How do I rotate backups to tape storage?",
+        store=store,
+        provider=offline,
+        provider_name="offline",
+    )
+    assert (answered.outcome, [c.path for c in answered.citations]) == (
+        "answered",
+        ["docs/credentials.md"],
+    )
+    assert (declined.outcome, declined.reason) == (
+        "declined",
+        "the passages do not cover: tape, storage",
+    )

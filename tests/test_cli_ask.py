@@ -1,0 +1,258 @@
+"""``scout ask`` and ``scout gaps`` on the command line: output, exit codes, stdout/stderr."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from scout.cli.main import cli
+from scout.store import Store
+from tests.fakes.corpus import make_store, write_config
+
+SCOUT = Path(sys.executable).parent / "scout"
+FAKE_CLAUDE = Path(__file__).parent / "fakes" / "fake_claude.py"
+CRED_URL = (
+    "https://gitlab.acme.example/acme/config/-/blob/0123456789abcdef0123456789abcdef01234567/"
+    "docs/credentials.md#L12-30"
+)
+ANSWERED = {
+    "outcome": "answered",
+    "answer": "To rotate the database keys, run `vault rotate --all` from the admin host. [1] "
+    "Rotated keys take effect within five minutes. [1]",
+    "reason": None,
+    "citations": [
+        {
+            "n": 1,
+            "project": "acme/config",
+            "path": "docs/credentials.md",
+            "sha": "0123456789abcdef0123456789abcdef01234567",
+            "lines": [12, 30],
+            "url": CRED_URL,
+            "source": "docs",
+        }
+    ],
+    "passages": 1,
+}
+
+
+@pytest.fixture
+def estate(tmp_path: Path) -> Path:
+    """A config (offline provider) and a populated store in tmp_path; returns the config path."""
+    make_store(tmp_path).close()
+    return write_config(tmp_path)
+
+
+def invoke(config: Path, *args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(cli, ["--config", str(config), *args])
+
+
+def test_ask_json_answered(estate: Path) -> None:
+    result = invoke(estate, "ask", "How do I rotate keys?", "--json")
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert json.loads(result.stdout) == ANSWERED
+
+
+def test_ask_human_answered(estate: Path) -> None:
+    result = invoke(estate, "ask", "How do I rotate keys?")
+    assert result.exit_code == 0
+    assert result.stdout == (
+        f"{ANSWERED['answer']}\n\nSources:\n"
+        f"  [1] acme/config docs/credentials.md L12-30  {CRED_URL}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "reason", "passages"),
+    [
+        ("what is the weather in Lisbon", "nothing matched", 0),
+        ("How do I rotate backups to tape storage?", "the passages do not cover: tape, storage", 2),
+    ],
+)
+def test_ask_declines_exit_zero(estate: Path, question: str, reason: str, passages: int) -> None:
+    result = invoke(estate, "ask", question, "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == {
+        "outcome": "declined",
+        "answer": None,
+        "reason": reason,
+        "citations": [],
+        "passages": passages,
+    }
+    assert invoke(estate, "ask", question).stdout == f"Declined: {reason}\n"
+
+
+def test_nothing_matched_never_starts_the_configured_provider(tmp_path: Path) -> None:
+    # claude-local is configured but there is no claude on PATH: a decline must not need it.
+    make_store(tmp_path).close()
+    config = write_config(tmp_path, provider="claude-local")
+    env = {**os.environ, "PATH": str(tmp_path / "empty")}
+    result = CliRunner(env=env).invoke(cli, ["--config", str(config), "ask", "weather", "--json"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["reason"] == "nothing matched"
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["ask", "?!?"], 2, "scout: question has no words to search for: ask in words\n"),
+        (
+            ["ask", "k" * 4001],
+            2,
+            "scout: question is 4001 characters; the limit is 4000: shorten it\n",
+        ),
+        (["gaps", "--since", "soon"], 2, None),
+    ],
+)
+def test_usage_errors_exit_2_with_nothing_on_stdout(
+    estate: Path, args: list[str], code: int, message: str | None
+) -> None:
+    result = invoke(estate, *args)
+    assert (result.exit_code, result.stdout) == (code, "")
+    if message:
+        assert result.stderr == message
+
+
+@pytest.mark.parametrize("passages", ["0", "21", "x"])
+def test_passages_out_of_range_is_a_usage_error(estate: Path, passages: str) -> None:
+    result = invoke(estate, "ask", "rotate keys", "--passages", passages)
+    assert (result.exit_code, result.stdout) == (2, "")
+
+
+def test_passages_option_limits_what_the_provider_sees(estate: Path) -> None:
+    result = invoke(estate, "ask", "rotate backups deploys", "--passages", "1", "--json")
+    assert json.loads(result.stdout)["passages"] == 1
+
+
+def test_missing_index_exits_4(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    result = invoke(config, "ask", "rotate keys")
+    assert (result.exit_code, result.stdout) == (4, "")
+    assert result.stderr == f"scout: no index at {tmp_path / 'scout.db'}: run `scout index` first\n"
+
+
+def test_gaps_groups_declined_questions(estate: Path) -> None:
+    for question in [
+        "How do I rotate backups to tape storage?",
+        "Storage: how do i rotate BACKUPS to TAPE",
+        "ph",
+    ]:
+        invoke(estate, "ask", question)
+    invoke(estate, "ask", "How do I rotate keys?")
+    result = invoke(estate, "gaps", "--json")
+    assert result.exit_code == 0
+    groups = json.loads(result.stdout)
+    assert [(g["question"], g["count"], g["reasons"]) for g in groups] == [
+        (
+            "Storage: how do i rotate BACKUPS to TAPE",
+            2,
+            [
+                "the passages do not cover: tape, storage",
+                "the passages do not cover: storage, tape",
+            ],
+        ),
+        ("ph", 1, ["nothing matched"]),
+    ]
+    assert groups[0]["first_seen"] <= groups[0]["last_seen"]
+    human = invoke(estate, "gaps").stdout.splitlines()
+    assert human[0] == "   2  Storage: how do i rotate BACKUPS to TAPE"
+    assert human[2] == "   1  ph"
+
+
+# ---------------------------------------------------------------------- real subprocess
+@pytest.fixture
+def claude_env(tmp_path: Path) -> dict[str, str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "claude"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_CLAUDE}" "$@"\n')
+    script.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_CLAUDE", "SCOUT_"))}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    env["FAKE_CLAUDE_RECORD"] = str(tmp_path / "calls.jsonl")
+    return env
+
+
+def run_scout(config: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SCOUT), "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+
+
+def test_subprocess_claude_local_answer(tmp_path: Path, claude_env: dict[str, str]) -> None:
+    make_store(tmp_path).close()
+    config = write_config(tmp_path, provider="claude-local")
+    done = run_scout(
+        config, {**claude_env, "FAKE_CLAUDE_MODE": "success"}, "ask", "rotate keys", "--json"
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)["answer"] == "Run `vault rotate` from the admin host [1]."
+    (call,) = [
+        json.loads(line) for line in Path(claude_env["FAKE_CLAUDE_RECORD"]).read_text().splitlines()
+    ]
+    assert call["argv"][call["argv"].index("--model") + 1] == "claude-haiku-4-5"
+    assert "-----BEGIN PASSAGE 1-----" in call["stdin"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "stderr"),
+    [
+        (
+            "is_error",
+            "scout: the claude CLI reported an error: Invalid API key · Please run /login\n",
+        ),
+        (
+            "missing_structured",
+            "scout: the claude CLI reply has no structured_output (the model ignored the schema)\n",
+        ),
+        (
+            "nonzero",
+            "scout: the claude CLI exited with status 1: error: unknown option '--bogus'\n",
+        ),
+    ],
+)
+def test_subprocess_provider_failure_exits_6_and_prints_no_answer(
+    tmp_path: Path, claude_env: dict[str, str], mode: str, stderr: str
+) -> None:
+    make_store(tmp_path).close()
+    config = write_config(tmp_path, provider="claude-local")
+    done = run_scout(
+        config, {**claude_env, "FAKE_CLAUDE_MODE": mode}, "ask", "rotate keys", "--json"
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (6, "", stderr)
+    with Store.open(tmp_path / "scout.db") as store:
+        assert store.questions() == []
+
+
+def test_subprocess_provider_option_overrides_config(
+    tmp_path: Path, claude_env: dict[str, str]
+) -> None:
+    make_store(tmp_path).close()
+    config = write_config(tmp_path, provider="claude-local")
+    done = run_scout(
+        config,
+        {**claude_env, "FAKE_CLAUDE_MODE": "is_error"},
+        "ask",
+        "rotate keys",
+        "--provider",
+        "offline",
+    )
+    assert done.returncode == 0
+    assert done.stdout.startswith("To rotate the database keys")
+    assert not Path(claude_env["FAKE_CLAUDE_RECORD"]).exists()
+
+
+def test_subprocess_missing_index_exits_4(tmp_path: Path, claude_env: dict[str, str]) -> None:
+    config = write_config(tmp_path)
+    done = run_scout(config, claude_env, "ask", "rotate keys", "--json")
+    assert (done.returncode, done.stdout) == (4, "")
+    assert done.stderr.count("\n") == 1

@@ -1,0 +1,487 @@
+"""Splitting documentation files into passages: headings, exact lines, bounds, hostile input."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scout.corpus import passages
+from scout.corpus.passages import (
+    MAX_HEADING_CHARS,
+    MAX_PASSAGE_CHARS,
+    Section,
+    slugify,
+    source_lines,
+    split_document,
+    split_markdown,
+    split_plain,
+    split_rst,
+    window,
+)
+
+S = Section
+
+
+def check(text: str, sections: list[Section]) -> None:
+    """The invariants every split must keep, checked by slicing the file's lines."""
+    lines = source_lines(text)
+    previous: Section | None = None
+    for section in sections:
+        assert 1 <= section.line_start <= section.line_end <= len(lines), section
+        assert 0 < len(section.body) <= MAX_PASSAGE_CHARS
+        assert section.body.strip(), section
+        body = section.body.split("\n")
+        if len(body) == 1:  # one line, or a hard-cut slice of one
+            assert section.body in lines[section.line_end - 1]
+        else:
+            assert body == lines[section.line_end - len(body) : section.line_end]
+        assert section.line_end - len(body) + 1 >= section.line_start
+        if previous is not None:
+            same_line_cut = previous.line_end == section.line_start == section.line_end
+            assert section.line_start > previous.line_end or same_line_cut
+        previous = section
+
+
+# ---- Markdown ----------------------------------------------------------------------------------
+
+GUIDE = """\
+---
+title: Configuration guide
+tags: [config]
+---
+Scout reads one TOML file.
+
+# Configuration guide
+
+## Credentials
+
+Tokens come from the environment.
+
+```sh
+# this line is a comment, not a heading
+export GITLAB_TOKEN=...
+```
+
+### Rotating keys
+
+1. Create a new token.
+2. Update the variable.
+
+Troubleshooting
+---------------
+
+> # A quoted heading stays text
+> in the block quote.
+
+[docs]: https://docs.acme.example/
+"""
+
+
+def test_realistic_markdown_splits_by_heading_with_exact_lines() -> None:
+    lines = GUIDE.split("\n")
+    sections = split_markdown(GUIDE)
+    assert [(s.heading, s.line_start, s.line_end, s.anchor) for s in sections] == [
+        ("Configuration guide", 5, 5, None),
+        ("Configuration guide > Credentials", 9, 16, "credentials"),
+        ("Configuration guide > Credentials > Rotating keys", 18, 21, "rotating-keys"),
+        ("Configuration guide > Troubleshooting", 23, 29, "troubleshooting"),
+    ]
+    assert sections[1].body == "\n".join(lines[10:16])
+    assert sections[3].body == "\n".join(lines[25:29])
+    check(GUIDE, sections)
+
+
+MARKDOWN_CASES = {
+    "atx headings carry their ancestors": (
+        "# A\n\na\n\n## B\n\nb\n\n### C\nc\n\n## D\nd\n",
+        [
+            S("A", "a", 1, 3, "a"),
+            S("A > B", "b", 5, 7, "b"),
+            S("A > B > C", "c", 9, 10, "c"),
+            S("A > D", "d", 12, 13, "d"),
+        ],
+    ),
+    "setext headings": (
+        "Title\n=====\n\ntext\n\nSub\n---\nmore\n",
+        [S("Title", "text", 1, 4, "title"), S("Title > Sub", "more", 6, 8, "sub")],
+    ),
+    "text before any heading has an empty heading": (
+        "\n\nintro\n\n# H\nbody\n",
+        [S("", "intro", 3, 3, None), S("H", "body", 5, 6, "h")],
+    ),
+    "a # line in a fenced block is not a heading": (
+        "# H\n```\n# not\n```\n",
+        [S("H", "```\n# not\n```", 1, 4, "h")],
+    ),
+    "a # line in a tilde fence is not a heading": (
+        "~~~\n# not\n~~~\n",
+        [S("", "~~~\n# not\n~~~", 1, 3, None)],
+    ),
+    "an unclosed fence runs to the end": (
+        "# H\n```\n# not\n\n## nor this\n",
+        [S("H", "```\n# not\n\n## nor this", 1, 5, "h")],
+    ),
+    "headings in block quotes and lists are content": (
+        "> # q\n\n- # l\n",
+        [S("", "> # q\n\n- # l", 1, 3, None)],
+    ),
+    "empty sections are dropped": (
+        "# A\n\n## B\n\n### C\nc\n## D\n",
+        [S("A > B > C", "c", 5, 6, "c")],
+    ),
+    "front matter is dropped and its title heads the path": (
+        "---\ntitle: 'Guide: setup'\n---\n\n## Step\nrun\n",
+        [S("Guide: setup > Step", "run", 5, 6, "step")],
+    ),
+    "an h1 repeating the title is not doubled": (
+        "---\ntitle: Guide\n---\n# Guide\nx\n",
+        [S("Guide", "x", 4, 5, "guide")],
+    ),
+    "front matter without a title is just dropped": (
+        "---\nauthor: me\n---\nx\n",
+        [S("", "x", 4, 4, None)],
+    ),
+    "a file that is only front matter has no passages": ("---\ntitle: Only\n---\n", []),
+    "an empty file has no passages": ("", []),
+    "duplicate headings get GitLab's numbered anchors": (
+        "# Setup\na\n# Setup\nb\n# Setup\nc\n",
+        [
+            S("Setup", "a", 1, 2, "setup"),
+            S("Setup", "b", 3, 4, "setup-1"),
+            S("Setup", "c", 5, 6, "setup-2"),
+        ],
+    ),
+    "inline markup is removed from the heading": (
+        "## Use `scout index` with **care** [now](x)\nbody\n",
+        [S("Use scout index with care now", "body", 1, 2, "use-scout-index-with-care-now")],
+    ),
+    "skipped levels keep the nearest ancestor": (
+        "# A\n### C\nc\n## B\nb\n",
+        [S("A > C", "c", 2, 3, "c"), S("A > B", "b", 4, 5, "b")],
+    ),
+    "CRLF line endings are dropped from bodies": (
+        "# A\r\n\r\none\r\ntwo\r\n",
+        [S("A", "one\ntwo", 1, 4, "a")],
+    ),
+    "a lone CR is kept but does not shift lines": (
+        "# A\rB\nx\n# C\ny\n",
+        [S("A B", "x", 1, 2, "a-b"), S("C", "y", 3, 4, "c")],
+    ),
+    "NUL bytes become U+FFFD": (
+        "# a\0b\nx\0y\n",
+        [S("a\ufffdb", "x\ufffdy", 1, 2, "ab")],
+    ),
+    "delimiter strings are kept as text": (
+        "# H\n-----END PASSAGE 1-----\n-----BEGIN PASSAGE 2-----\n",
+        [S("H", "-----END PASSAGE 1-----\n-----BEGIN PASSAGE 2-----", 1, 3, "h")],
+    ),
+    "a heading with no text opens a section without a name": (
+        "# A\n##\nx\n",
+        [S("A", "x", 2, 3, None)],
+    ),
+}
+
+
+@pytest.mark.parametrize("text, expected", MARKDOWN_CASES.values(), ids=MARKDOWN_CASES.keys())
+def test_split_markdown(text: str, expected: list[Section]) -> None:
+    sections = split_markdown(text)
+    assert sections == expected
+    check(text, sections)
+
+
+SLUGS = {
+    "lowercase, spaces to hyphens": ("Has spaces in it", "has-spaces-in-it"),
+    "emoji removed": ("Has a 😃 in it", "has-a-in-it"),
+    "unicode letters kept": ("Has Unicode in it. 한글", "has-unicode-in-it-한글"),
+    "punctuation removed": ("Has 3.5 in it (and parentheses)", "has-35-in-it-and-parentheses"),
+    "hyphen runs squeezed": ("A  -- b", "a-b"),
+    "underscores kept": ("snake_case name", "snake_case-name"),
+    "leading hyphen kept": ("-c cmd", "-c-cmd"),
+    "only punctuation": ("?!", ""),
+}
+
+
+@pytest.mark.parametrize("heading, slug", SLUGS.values(), ids=SLUGS.keys())
+def test_slugify_follows_gitlab(heading: str, slug: str) -> None:
+    assert slugify(heading) == slug
+
+
+# ---- reStructuredText --------------------------------------------------------------------------
+
+MANUAL = """\
+=============
+ Ledger manual
+=============
+
+The ledger keeps accounts.
+
+.. contents::
+
+Installing
+==========
+
+Run::
+
+    pip install ledger
+    # Not a title
+    -------------
+
+Configuring ``ledger.toml``
+===========================
+
+Accounts
+--------
+
+Each account has a code.
+
+----------
+
+Limits
+------
+
+Short
+--
+Not a title: the underline is too short.
+"""
+
+
+def test_realistic_rst_splits_by_title_with_exact_lines() -> None:
+    lines = MANUAL.split("\n")
+    sections = split_rst(MANUAL)
+    assert [(s.heading, s.line_start, s.line_end, s.anchor) for s in sections] == [
+        ("Ledger manual", 1, 7, "ledger-manual"),
+        ("Ledger manual > Installing", 9, 16, "installing"),
+        ("Ledger manual > Configuring ledger.toml > Accounts", 21, 26, "accounts"),
+        ("Ledger manual > Configuring ledger.toml > Limits", 28, 33, "limits"),
+    ]
+    assert sections[1].body == "\n".join(lines[11:16])
+    assert sections[3].body == "Short\n--\nNot a title: the underline is too short."
+    check(MANUAL, sections)
+
+
+RST_CASES = {
+    "levels follow the order styles first appear": (
+        "A\n~\n\na\n\nB\n*\n\nb\n\nC\n~\n\nc\n",
+        [S("A", "a", 1, 4, "a"), S("A > B", "b", 6, 9, "b"), S("C", "c", 11, 14, "c")],
+    ),
+    "an overlined style differs from the underlined one": (
+        "===\nTop\n===\nt\n\nSub\n===\ns\n",
+        [S("Top", "t", 1, 4, "top"), S("Top > Sub", "s", 6, 8, "sub")],
+    ),
+    "a title needs a blank line before it": (
+        "para\nmore\n----\n",
+        [S("", "para\nmore\n----", 1, 3, None)],
+    ),
+    "a long underline is fine for a short title": (
+        "Go\n----------\nx\n",
+        [S("Go", "x", 1, 3, "go")],
+    ),
+    "a four-character underline may be shorter than the title": (
+        "Longer title\n----\nx\n",
+        [S("Longer title", "x", 1, 3, "longer-title")],
+    ),
+    "a transition is not a title": ("a\n\n----\n\nb\n", [S("", "a\n\n----\n\nb", 1, 5, None)]),
+    "indented text is not a title": (
+        "::\n\n    code\n    ----\n",
+        [S("", "::\n\n    code\n    ----", 1, 4, None)],
+    ),
+    "the anchor is the docutils id": (
+        "2. Rotating Keys!\n=================\nx\n",
+        [S("2. Rotating Keys!", "x", 1, 3, "rotating-keys")],
+    ),
+    "CRLF line endings": ("T\r\n=\r\n\r\nx\r\n", [S("T", "x", 1, 4, "t")]),
+}
+
+
+@pytest.mark.parametrize("text, expected", RST_CASES.values(), ids=RST_CASES.keys())
+def test_split_rst(text: str, expected: list[Section]) -> None:
+    sections = split_rst(text)
+    assert sections == expected
+    check(text, sections)
+
+
+# ---- plain text and dispatch -------------------------------------------------------------------
+
+
+def test_plain_text_groups_paragraphs_up_to_the_bound() -> None:
+    paragraph = ("word " * 100).strip()  # 499 characters
+    text = "\n\n".join([paragraph] * 12) + "\n"
+    sections = split_plain(text)
+    # five paragraphs and four blank lines: 5 * 499 + 4 * 2 = 2,503 characters; six would not fit
+    assert [(s.line_start, s.line_end) for s in sections] == [(1, 9), (11, 19), (21, 23)]
+    assert {s.heading for s in sections} == {""}
+    check(text, sections)
+
+
+DISPATCH = {
+    "markdown": ("docs/setup.md", ["H", "T"]),
+    "long markdown extension": ("docs/setup.MARKDOWN", ["H", "T"]),
+    "restructured text": ("docs/setup.rst", ["", "T"]),
+    "README is plain": ("README", [""]),
+    "README.txt is plain": ("sub/README.txt", [""]),
+}
+
+
+@pytest.mark.parametrize("path, headings", DISPATCH.values(), ids=DISPATCH.keys())
+def test_split_document_dispatches_on_extension(path: str, headings: list[str]) -> None:
+    text = "# H\nh\n\nT\n=\n\nt\n"
+    assert [s.heading for s in split_document(path, text)] == headings
+
+
+# ---- long sections -----------------------------------------------------------------------------
+
+
+def test_long_section_is_split_at_paragraphs_keeping_heading_and_lines() -> None:
+    paragraph = "x" * 1_400
+    text = "## Long\n\n" + "\n\n".join([paragraph] * 5) + "\n"
+    sections = split_markdown(text)
+    assert [(s.heading, s.line_start, s.line_end, s.anchor) for s in sections] == [
+        ("Long", 1, 5, "long"),
+        ("Long", 7, 9, "long"),
+        ("Long", 11, 11, "long"),
+    ]
+    check(text, sections)
+
+
+def test_a_fence_that_fits_moves_whole_to_the_next_passage() -> None:
+    fence = "```\n" + "\n".join(["code line"] * 100) + "\n```"  # 1,007 characters
+    text = "# H\n\n" + "p" * 2_500 + "\n\n" + fence + "\n"
+    sections = split_markdown(text)
+    assert [(s.line_start, s.line_end) for s in sections] == [(1, 3), (5, 106)]
+    assert sections[1].body == fence
+    check(text, sections)
+
+
+def test_a_huge_paragraph_is_cut_at_lines_and_a_huge_line_hard() -> None:
+    text = "# H\n" + "\n".join(["y" * 1_000] * 5) + "\n" + "z" * 7_000 + "\n"
+    sections = split_markdown(text)
+    assert [(s.line_start, s.line_end, len(s.body)) for s in sections] == [
+        (1, 3, 2_001),
+        (4, 5, 2_001),
+        (6, 6, 1_000),
+        (7, 7, 3_000),
+        (7, 7, 3_000),
+        (7, 7, 1_000),
+    ]
+    assert "".join(s.body for s in sections[3:]) == "z" * 7_000
+    check(text, sections)
+
+
+def test_lines_past_the_parsed_limit_stay_under_the_last_heading(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(passages, "MAX_PARSED_LINES", 3)
+    text = "# A\na\n# B\nb\n# C\nc\n"
+    assert split_markdown(text) == [S("A", "a", 1, 2, "a"), S("B", "b\n# C\nc", 3, 6, "b")]
+
+
+# ---- hostile input -----------------------------------------------------------------------------
+
+HOSTILE = {
+    "10,000 headings": "".join(f"## Heading {i}\n\nbody {i}\n\n" for i in range(10_000)),
+    "a 100 KB heading line": "# " + "h" * 100_000 + "\n\nbody\n",
+    "a 100 KB setext heading": "h" * 100_000 + "\n===\nbody\n",
+    "deeply nested lists": "".join("  " * i + "- item\n" for i in range(500)),
+    "10,000 nested block quotes": ">" * 10_000 + " x\n",
+    "10,000 nested list markers": "- " * 10_000 + "x\n",
+    "nested brackets": "# " + "[" * 50_000 + "\n" + "](" * 50_000 + "\n",
+    "only NUL bytes": "\0" * 10_000,
+    "only CRs": "\r" * 10_000,
+    "unclosed front matter": "---\ntitle: x\n" + "a: b\n" * 1_000,
+    "more lines than are parsed": "#\n" * 60_000,
+}
+
+
+@pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
+@pytest.mark.parametrize("split", [split_markdown, split_rst, split_plain])
+def test_hostile_input_is_bounded(text: str, split: object) -> None:
+    assert callable(split)
+    started = time.perf_counter()
+    sections = split(text)
+    assert time.perf_counter() - started < 10  # a guard against quadratic work, not a benchmark
+    check(text, sections)
+    assert all(len(s.heading) <= 5 * MAX_HEADING_CHARS for s in sections)
+
+
+def test_ten_thousand_headings_keep_every_section() -> None:
+    text = HOSTILE["10,000 headings"]
+    sections = split_markdown(text)
+    assert len(sections) == 10_000
+    assert sections[-1] == S("Heading 9999", "body 9999", 39_997, 39_999, "heading-9999")
+
+
+# ---- windows of code files ---------------------------------------------------------------------
+
+CODE = "\n".join(f"line {n}" for n in range(1, 101)) + "\n"
+
+WINDOWS = {
+    "cited lines with context": ((50, 52), 3, 3_000, (47, 55)),
+    "context stops at the file's start": ((2, 2), 20, 3_000, (1, 22)),
+    "context stops at the file's end, blank edges trimmed": ((100, 100), 5, 3_000, (95, 100)),
+    "reversed range is sorted": ((52, 50), 0, 3_000, (50, 52)),
+    "out-of-range lines are clamped": ((500, 900), 0, 3_000, (101, 101)),
+    "the bound limits the context": ((50, 50), 20, 23, (49, 51)),
+    "the bound limits the cited lines": ((10, 90), 20, 23, (10, 12)),
+    "no lines means the opening": (None, 20, 30, (1, 4)),
+}
+
+
+@pytest.mark.parametrize("lines, context, limit, expected", WINDOWS.values(), ids=WINDOWS.keys())
+def test_window(
+    lines: tuple[int, int] | None, context: int, limit: int, expected: tuple[int, int]
+) -> None:
+    section = window(CODE, lines, context=context, max_chars=limit)
+    source = CODE.split("\n")
+    assert (section.line_start, section.line_end) == expected
+    assert section.body == "\n".join(source[expected[0] - 1 : expected[1]])
+    assert section.heading == "" and section.anchor is None
+    assert len(section.body) <= limit
+
+
+def test_window_cuts_a_huge_line_and_trims_blank_edges() -> None:
+    assert window("z" * 9_000, (1, 1)) == S("", "z" * MAX_PASSAGE_CHARS, 1, 1, None)
+    assert window("\n\nx\n\n\n", (3, 3)) == S("", "x", 3, 3, None)
+    assert window("", None) == S("", "", 1, 1, None)
+    assert window("\n  \n\n", (1, 3)) == S("", "", 1, 1, None)
+    assert window("a\n\n\nb\n", (2, 3), context=0) == S("", "", 2, 2, None)
+    assert window("a\n\n\n" + "b" * 3_000, (1, 4), context=0) == S("", "a", 1, 1, None)
+
+
+# ---- properties --------------------------------------------------------------------------------
+
+FRAGMENTS = [
+    "# Heading", "## Sub", "### Deep", "Title", "=====", "-----", "~~~~~", "```", "~~~", "---",
+    "title: Front", "", "", "text line", "- item", "  - nested", "> quote", "    indented",
+    "-----END PASSAGE 1-----", "a\rb", "nul\0", "x" * 2_900, "word " * 700, "::", ".. note::",
+]  # fmt: skip
+lines = st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=40))
+documents = st.lists(lines, max_size=40).map("\n".join)
+quick = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@quick
+@given(documents, st.sampled_from(["a.md", "a.rst", "README"]), st.booleans())
+def test_any_document_splits_within_bounds(text: str, path: str, crlf: bool) -> None:
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    check(text, split_document(path, text))
+
+
+@quick
+@given(
+    documents,
+    st.one_of(st.none(), st.tuples(st.integers(-5, 60), st.integers(-5, 60))),
+    st.integers(-1, 30),
+    st.integers(-1, 5_000),
+)
+def test_any_window_is_within_the_file_and_the_bound(
+    text: str, lines: tuple[int, int] | None, context: int, limit: int
+) -> None:
+    section = window(text, lines, context=context, max_chars=limit)
+    source = source_lines(text)
+    assert 1 <= section.line_start <= section.line_end <= len(source)
+    assert len(section.body) <= max(1, limit)
+    assert section.body in "\n".join(source[section.line_start - 1 : section.line_end])
