@@ -34,12 +34,17 @@ SHAPES: dict[str, Callable[[], str]] = {
     ),
     "one 1 MiB token of path segments": lambda: _fill("a/"),
     "bare URLs ending at an unclosed bracket": lambda: _fill(f"{G}/a/["),
+    "distinct bare URLs ending at an unclosed bracket": lambda: "".join(
+        f"{G}/a{i}/[" for i in range(40000)
+    )[:MIB],
     "bare URLs with quotes and dots": lambda: _fill(f"{G}/a/'b'..c'"),
     "Markdown link openers with no target": lambda: _fill("]("),
     "Markdown targets with nested parentheses": lambda: _fill("](a(b)"),
     "hex words with separators": lambda: _fill("deadbeef1 "),
     "short forms glued together": lambda: _fill("a/b!1@abc1234"),
-    "zero-width and bidi characters between URLs": lambda: _fill(f"{G}/a/-/blob/m/x.py\u200b\u202e"),
+    "zero-width and bidi characters between URLs": lambda: _fill(
+        f"{G}/a/-/blob/m/x.py\u200b\u202e"
+    ),
     "distinct references (past the limit)": lambda: "".join(
         f"!{i} src/f{i}.py {G}/acme/c/-/blob/main/f{i}.md#L{i} " for i in range(1, 40000)
     )[:MIB],

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -110,8 +110,8 @@ def _candidates(explicit: str | os.PathLike[str] | None) -> list[Path]:
     return [Path(DEFAULT_FILE)]
 
 
-def _describe(error: dict[str, object]) -> str:
-    where = ".".join(str(p) for p in error["loc"]) or "(top level)"  # type: ignore[union-attr]
+def _describe(error: Any) -> str:
+    where = ".".join(str(p) for p in error["loc"]) or "(top level)"
     kind = error["type"]
     if kind == "extra_forbidden":
         return f"{where}: unknown key"
@@ -141,7 +141,7 @@ def load_config(explicit: str | os.PathLike[str] | None = None) -> Config:
     try:
         config = Config.model_validate({**data, "source": found.absolute()})
     except ValidationError as exc:
-        first = _describe(exc.errors()[0])  # type: ignore[arg-type]
+        first = _describe(exc.errors()[0])
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise ConfigError(f"{found}: {first}{more}") from exc
     return _resolve_paths(config)

@@ -61,14 +61,12 @@ def stem(word: str) -> str:
             base = word[: -len(suffix)]
             if suffix in ("ies", "ied"):
                 return base + "y"
-            if suffix in ("es",) and not base.endswith(("s", "x", "z", "ch", "sh")):
-                return stem_e(base + "e")
-            return stem_e(base)
-    return stem_e(word)
+            return _drop_e(base)
+    return _drop_e(word)
 
 
-def stem_e(word: str) -> str:
-    # "rotate" and "rotat(ing)" must meet: drop a final e after stripping.
+def _drop_e(word: str) -> str:
+    # "rotate" and "rotat(ing)" must meet, so a final e goes too.
     return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 

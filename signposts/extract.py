@@ -31,6 +31,7 @@ from signposts.extract_text import (
 from signposts.extract_urls import Sites, reference_from_url, remaining, scan_links, sites_for
 from signposts.references import ExtractContext, Extraction, Reference
 
+_ANY_PROJECT = "group/project"  # stands in for an unknown issue project when counting
 _BACKTRACK_WINDOW = 4096  # characters searched back for whitespace when cutting at the budget
 _SHORT_FORMS: tuple[tuple[regex.Pattern[str], Callable[..., Reference | None]], ...] = (
     (MERGE_REQUEST_RE, merge_request),
@@ -60,10 +61,12 @@ def extract_issue(
             continue
         text, budget = _within_budget(text, budget, result)
         try:
-            found = _extract_text(text, ctx, sites, time.monotonic() + ctx.timeout)
+            found, no_project = _extract_text(text, ctx, sites, time.monotonic() + ctx.timeout)
         except TimeoutError:
             result.skipped["timeout"] += 1
             continue
+        if no_project:
+            result.skipped["no_project"] += no_project
         for ref in found:
             if ref.reference in seen:
                 continue
@@ -91,24 +94,44 @@ def _within_budget(text: str, budget: int, result: Extraction) -> tuple[str, int
     return kept, 0
 
 
-def _extract_text(text: str, ctx: ExtractContext, sites: Sites, deadline: float) -> list[Reference]:
-    """References in one text in order of position; raises TimeoutError past ``deadline``."""
+def _extract_text(
+    text: str, ctx: ExtractContext, sites: Sites, deadline: float
+) -> tuple[list[Reference], int]:
+    """References in one text in order of position, and how many short forms were dropped for
+    want of the issue's project; raises TimeoutError past ``deadline``."""
     found: list[tuple[int, Reference]] = []
+    no_project = 0
     links, rest = scan_links(text, deadline)
+    targets: set[tuple[str, str]] = set()  # a repeated link is the same reference, met earlier
     for link in links:
+        if (link.kind, link.target) in targets:
+            continue
+        targets.add((link.kind, link.target))
         if link.kind == "relative":
             ref = relative_link(link.target, ctx.project)
+            no_project += ref is None and _needs_project(relative_link, link.target, ctx)
         else:
             ref = reference_from_url(link.target, ctx, sites)
         if ref is not None:
             found.append((link.start, ref))
     for pattern, make in _SHORT_FORMS:
+        tokens: set[str] = set()  # a repeated token is the same reference, met earlier
         for match in pattern.finditer(rest, timeout=remaining(deadline)):
+            if match.group() in tokens:
+                continue
+            tokens.add(match.group())
             ref = make(match, ctx.project)
             if ref is not None:
                 found.append((match.start(), ref))
+            else:
+                no_project += _needs_project(make, match, ctx)
     found.sort(key=lambda pair: pair[0])
-    return [ref for _, ref in found]
+    return [ref for _, ref in found], no_project
+
+
+def _needs_project(make: Callable[..., Reference | None], arg: object, ctx: ExtractContext) -> bool:
+    """Whether a form that yielded nothing would have yielded a reference with a project known."""
+    return ctx.project is None and make(arg, _ANY_PROJECT) is not None
 
 
 def parse_issue_document(raw: str) -> tuple[str, str, list[str], str | None]:

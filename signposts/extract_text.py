@@ -36,7 +36,9 @@ COMMIT_RE = regex.compile(
 )
 BARE_SHA_RE = regex.compile(rf"{_BEFORE}(?P<sha>[0-9a-fA-F]{{7,64}}+){_AFTER}")
 BARE_PATH_RE = regex.compile(
-    rf"{_BEFORE}(?P<path>[A-Za-z0-9_.+-]{{1,255}}+(?:/[A-Za-z0-9_.+-]{{1,255}}+){{0,64}}+)"
+    # the lookahead rejects, inside the engine, tokens with neither a slash nor a dot+letter
+    rf"{_BEFORE}(?=[A-Za-z0-9_.+-]{{0,255}}?(?:/|\.[A-Za-z]))"
+    r"(?P<path>[A-Za-z0-9_.+-]{1,255}+(?:/[A-Za-z0-9_.+-]{1,255}+){0,64}+)"
     r"(?::(?P<a>[0-9]{1,9}+)(?:-(?P<b>[0-9]{1,9}+))?"
     r"|#L(?P<c>[0-9]{1,9}+)(?:-L?(?P<d>[0-9]{1,9}+))?"
     r"|#[A-Za-z][A-Za-z0-9_-]{0,100}+)?"

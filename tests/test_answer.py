@@ -208,5 +208,5 @@ def test_offline_provider_answers_and_declines_on_the_store(store: Store) -> Non
     )
     assert (declined.outcome, declined.reason) == (
         "declined",
-        "the passages do not cover: tape, storage",
+        "no passage covers: rotate, tape, storage",
     )

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from scout.cli.main import cli
 from scout.store import Store
@@ -48,7 +48,7 @@ def estate(tmp_path: Path) -> Path:
     return write_config(tmp_path)
 
 
-def invoke(config: Path, *args: str):  # type: ignore[no-untyped-def]
+def invoke(config: Path, *args: str) -> Result:
     return CliRunner().invoke(cli, ["--config", str(config), *args])
 
 
@@ -71,7 +71,7 @@ def test_ask_human_answered(estate: Path) -> None:
     ("question", "reason", "passages"),
     [
         ("what is the weather in Lisbon", "nothing matched", 0),
-        ("How do I rotate backups to tape storage?", "the passages do not cover: tape, storage", 2),
+        ("How do I rotate backups to tape storage?", "no passage covers: rotate, tape, storage", 2),
     ],
 )
 def test_ask_declines_exit_zero(estate: Path, question: str, reason: str, passages: int) -> None:
@@ -152,8 +152,8 @@ def test_gaps_groups_declined_questions(estate: Path) -> None:
             "Storage: how do i rotate BACKUPS to TAPE",
             2,
             [
-                "the passages do not cover: tape, storage",
-                "the passages do not cover: storage, tape",
+                "no passage covers: rotate, tape, storage",
+                "no passage covers: storage, rotate, tape",
             ],
         ),
         ("ph", 1, ["nothing matched"]),
@@ -256,3 +256,10 @@ def test_subprocess_missing_index_exits_4(tmp_path: Path, claude_env: dict[str, 
     done = run_scout(config, claude_env, "ask", "rotate keys", "--json")
     assert (done.returncode, done.stdout) == (4, "")
     assert done.stderr.count("\n") == 1
+
+
+def test_subprocess_usage_error_exits_2(tmp_path: Path, claude_env: dict[str, str]) -> None:
+    make_store(tmp_path).close()
+    done = run_scout(write_config(tmp_path), claude_env, "ask", "🔑 ?", "--json")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == "scout: question has no words to search for: ask in words\n"

@@ -106,6 +106,7 @@ FILES: list[tuple[str, list[str]]] = [
     ("[up](docs/../../x.md)", []),
     ("[root](/docs/setup.md)", []),  # decision: root-relative targets are ambiguous, dropped
     ("[anchor](#install)", []),
+    ("![shot](/uploads/0a1b2c/shot.png)", []),  # an issue attachment, not a repository file
     ("[site](www.example.com)", []),  # a schemeless URL, not a file
     ("[site](docs.acme.example/config/a.html)", []),
     ("[setup](setup.py)", ["acme/app:setup.py"]),
@@ -351,23 +352,27 @@ def test_extracts_exactly_the_normalised_references(text: str, expected: list[st
     assert refs(text) == expected
 
 
-SHORT_FORMS_NEED_A_PROJECT = [
-    ("!12", [], 0),
-    ("config!12", [], 0),
+SHORT_FORMS_NEED_A_PROJECT: list[tuple[str, list[str], int]] = [
+    ("!12", [], 1),
+    ("config!12", [], 1),
     ("acme/config!12", ["acme/config!12"], 0),
-    ("abc1234", [], 0),
+    ("abc1234", [], 1),
     ("acme/config@abc1234", ["acme/config@abc1234"], 0),
-    ("src/a.py", [], 0),
-    ("[a](docs/a.md)", [], 0),
+    ("src/a.py", [], 1),
+    ("[a](docs/a.md)", [], 1),
+    ("src/a.py src/a.py !3", [], 2),
+    ("defaced and/or", [], 0),
     (f"{G}/acme/config/-/blob/main/a.py", ["acme/config/-/blob/main/a.py"], 0),
 ]
 
 
-@pytest.mark.parametrize(("text", "expected", "_"), SHORT_FORMS_NEED_A_PROJECT)
-def test_short_forms_without_the_issue_project_yield_nothing(
-    text: str, expected: list[str], _: int
+@pytest.mark.parametrize(("text", "expected", "counted"), SHORT_FORMS_NEED_A_PROJECT)
+def test_short_forms_without_the_issue_project_are_counted_not_kept(
+    text: str, expected: list[str], counted: int
 ) -> None:
-    assert refs(text, NO_PROJECT) == expected
+    result = extract(text, NO_PROJECT)
+    assert [r.reference for r in result.references] == expected
+    assert result.skipped["no_project"] == counted
 
 
 def test_full_fields_of_each_kind() -> None:

@@ -122,7 +122,6 @@ CASES: dict[str, Callable[[Any, Project, Shas], Any]] = {
 LOCAL_GAPS = {
     # base.Project: default_branch is None for a repository with no commits (GitLab says so);
     # the local forge copies estate.toml's default_branch instead.
-    "empty project": "local forge reports a default branch for an empty repository",
 }
 
 

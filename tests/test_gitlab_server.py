@@ -655,9 +655,9 @@ def test_a_dropped_connection_gets_no_response(api: httpx.Client, sample: GitLab
 
 
 def test_a_slow_answer_times_out_the_client(sample: GitLabSample) -> None:
-    sample.server.inject("slow", delay=1.0)
+    sample.server.inject("slow", delay=0.5)
     with pytest.raises(httpx.ReadTimeout):
-        httpx.get(f"{sample.server.url}/api/v4/user", headers={"PRIVATE-TOKEN": TOKEN}, timeout=0.2)
+        httpx.get(f"{sample.server.url}/api/v4/user", headers={"PRIVATE-TOKEN": TOKEN}, timeout=0.1)
     # the server finishes the request after its delay; wait for it so no later test sees it
     deadline = time.monotonic() + 5
     while not sample.server.log and time.monotonic() < deadline:

@@ -221,7 +221,7 @@ def test_anthropic_unreachable(api_env: pytest.MonkeyPatch) -> None:
                 answer="",
                 cited=[],
                 declined=True,
-                reason="the passages do not cover: tape, storage",
+                reason="no passage covers: backups, tape, storage",
             ),
         ),
     ],

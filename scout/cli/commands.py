@@ -1,9 +1,10 @@
 """Every command of the ``scout`` group, in help order."""
 
 from scout.cli.ask import ask
+from scout.cli.demo import demo
 from scout.cli.gaps import gaps
 from scout.cli.index import index
 from scout.cli.ingest import sweep, worker
 from scout.cli.signposts import signposts
 
-ALL = [index, ask, sweep, worker, signposts, gaps]
+ALL = [index, ask, sweep, worker, signposts, gaps, demo]

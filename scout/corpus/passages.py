@@ -35,13 +35,13 @@ MAX_PASSAGE_CHARS = 3_000
 MAX_HEADING_CHARS = 200
 MAX_PATH_CHARS = 1_000
 
-# Only this much of a file is split (the corpus rules cap files at 1 MiB). markdown-it-py's block
-# parser reads list-heavy Markdown at about 140 KB/s, so a file costs at most a few seconds.
+# Only this much of a file is split; the corpus rules already cap files at 1 MiB.
 MAX_DOCUMENT_CHARS = 1 << 20
 
-# markdown-it-py spends about 20 microseconds a line, so a megabyte of one-character lines would
-# take 10 seconds. Only this many lines are parsed; any rest of the file stays under the last
-# heading, cut at paragraphs, so its text is still indexed with exact lines.
+# markdown-it-py's block parser spends about 20 microseconds a line, so a megabyte of one-character
+# lines would take 10 seconds. Only this many lines (10,000 four-line sections) are parsed, about
+# a second at worst; any rest of the file stays under the last heading, cut at paragraphs, so its
+# text is still indexed with exact lines.
 MAX_PARSED_LINES = 50_000
 
 HEADING_SEPARATOR = " > "
@@ -123,8 +123,8 @@ def slugify(heading: str) -> str:
     removed; spaces become hyphens; runs of hyphens become one. "Rotating keys (v2.1)" ->
     "rotating-keys-v21". Duplicates in one document get -1, -2 (see `split_markdown`).
 
-    MkDocs' default slug agrees for ASCII headings with single spaces; it differs on non-ASCII
-    letters (MkDocs drops them) and on repeated spaces (MkDocs collapses them).
+    MkDocs' default slug (Python-Markdown's toc) is the same rule after folding the heading to
+    ASCII, so the two agree except on non-ASCII letters ("Café" is "café" here, "cafe" there).
     """
     slug = _GITLAB_NON_WORD.sub("", heading.lower()).replace(" ", "-")
     return _HYPHENS.sub("-", slug)

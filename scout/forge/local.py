@@ -13,6 +13,7 @@ import logging
 import tomllib
 from collections import Counter
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,11 +61,15 @@ class LocalForge:
     def _project(self, row: dict[str, Any], base: str) -> Project:
         path = str(row["path"]).strip("/")
         base = base.rstrip("/")
+        branch = row.get("default_branch")
+        # GitLab reports no default branch for a repository without commits; so do we.
+        if branch and not self._has_branch(path, str(branch)):
+            branch = None
         return Project(
             path=path,
             visibility=str(row.get("visibility", "private")),
             archived=bool(row.get("archived", False)),
-            default_branch=row.get("default_branch"),
+            default_branch=branch,
             web_url=f"{base}/{path}",
             last_activity_at=row.get("last_activity_at"),
             id=path,
@@ -85,6 +90,12 @@ class LocalForge:
             if str(row.get("path", "")).strip("/") == path.strip("/"):
                 return self._project(row, meta.get("url", self.url))
         raise NotFound(f"project {path}")
+
+    def _has_branch(self, path: str, branch: str) -> bool:
+        try:
+            return self._repo(path).rev(f"refs/heads/{branch}") is not None
+        except NotFound:
+            return False
 
     def _repo(self, project: Project | str) -> GitRepo:
         path = project if isinstance(project, str) else project.path
@@ -159,7 +170,7 @@ class LocalForge:
             raise NotFound(f"commit {sha} in {project.path}")
         out = repo.text("show", "-s", "--format=%H%x00%P%x00%s%x00%aI", full).rstrip("\n")
         commit_sha, parents, title, date = out.split("\0")
-        return Commit(commit_sha, tuple(parents.split()), title, date)
+        return Commit(commit_sha, tuple(parents.split()), title, utc_timestamp(date))
 
     def is_ancestor(self, project: Project, ancestor: str, descendant: str) -> bool:
         self.requests["commits"] += 1
@@ -279,7 +290,7 @@ class LocalForge:
         found = []
         for path, target in self._issue_files(group):
             for record in self._read_issues(path, target):
-                if after is None or record["updated_at"] >= after:
+                if after is None or utc_timestamp(record["updated_at"]) >= utc_timestamp(after):
                     notes = [n for n in record.get("notes") or [] if not n.get("system")]
                     found.append(
                         Issue(
@@ -316,6 +327,20 @@ class LocalForge:
                         system=False,
                         updated_at=note.get("updated_at"),
                     )
+
+
+def utc_timestamp(text: str) -> str:
+    """An ISO 8601 time as ``YYYY-MM-DDTHH:MM:SSZ`` in UTC (fractions kept when non-zero), so
+    timestamps from git, estate files and GitLab compare as strings."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    moment = moment.astimezone(UTC)
+    fraction = f".{moment.microsecond:06d}".rstrip("0") if moment.microsecond else ""
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
 
 
 def _is_hex(text: str) -> bool:
