@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 import regex
 
 from signposts.extract_norm import valid_project_path
+from signposts.extract_scan import remaining, scan_links
 from signposts.extract_text import (
     BARE_PATH_RE,
     BARE_SHA_RE,
@@ -28,7 +29,7 @@ from signposts.extract_text import (
     merge_request,
     relative_link,
 )
-from signposts.extract_urls import Sites, reference_from_url, remaining, scan_links, sites_for
+from signposts.extract_urls import Sites, reference_from_url, sites_for
 from signposts.references import ExtractContext, Extraction, Reference
 
 _ANY_PROJECT = "group/project"  # stands in for an unknown issue project when counting

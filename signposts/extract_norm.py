@@ -125,3 +125,12 @@ def parse_iid(digits: str) -> int | None:
         return None
     iid = int(digits)
     return iid if 1 <= iid <= MAX_IID else None
+
+
+def ascii_lower(text: str) -> str:
+    """Lower-case ASCII letters only: ``str.lower`` maps some non-ASCII letters to ASCII ones
+    (the Kelvin sign becomes ``k``), which would let a look-alike host match."""
+    return text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}

@@ -88,6 +88,10 @@ FILES: list[tuple[str, list[str]]] = [
     (f"{G}:443/acme/config/-/blob/main/a.py", ["acme/config/-/blob/main/a.py"]),
     (f"<{G}/acme/config/-/blob/main/a.py>.", ["acme/config/-/blob/main/a.py"]),
     (f"[rates]({G}/acme/config/-/blob/main/a.py#L5)", ["acme/config/-/blob/main/a.py#L5"]),
+    (f"[a](<{G}/acme/config/-/blob/main/a b.py>)", ["acme/config/-/blob/main/a b.py"]),
+    (f"{G}/acme/config/-/blob/main/文档.md#L2", ["acme/config/-/blob/main/文档.md#L2"]),
+    # decision: project paths keep the case they were written in (GitLab resolves either)
+    (f"{G}/Acme/Config/-/blob/main/a.py", ["Acme/Config/-/blob/main/a.py"]),
     (f"`{G}/acme/config/-/blob/main/a.py`", ["acme/config/-/blob/main/a.py"]),
     (f"see {G}/acme/config/-/blob/main/a.py.", ["acme/config/-/blob/main/a.py"]),
     (f"({G}/acme/config/-/blob/main/a.py)", ["acme/config/-/blob/main/a.py"]),

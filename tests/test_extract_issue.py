@@ -4,9 +4,11 @@ across title, description and notes, the timeout, and reading estate issue docum
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from scout.demo.builder import EstateBuilder
 from signposts.extract import extract, extract_issue, parse_issue_document
 from signposts.references import ExtractContext
 
@@ -148,4 +150,25 @@ def test_an_issue_document_end_to_end() -> None:
             "iid": None,
             "url": None,
         },
+    ]
+
+
+def test_an_issue_line_written_by_the_estate_builder(tmp_path: Path) -> None:
+    estate = EstateBuilder(tmp_path / "estate")
+    estate.issue(
+        "acme/sub/ledger",
+        7,
+        "Rounding",
+        f"See {G}/acme/config/-/blob/main/docs/rates.md#L3 and [notes](docs/notes.md)",
+        notes=["closed by !9", {"body": "mentioned in !10", "system": True}],
+    )
+    root = estate.write()
+    line = (root / "issues/acme/sub/ledger.jsonl").read_text("utf-8")
+    title, description, notes, project = parse_issue_document(line)
+    assert (title, notes, project) == ("Rounding", ["closed by !9"], "acme/sub/ledger")
+    result = extract_issue(title, description, notes, ExtractContext(gitlab_url=G, project=project))
+    assert [r.reference for r in result.references] == [
+        "acme/config/-/blob/main/docs/rates.md#L3",
+        "acme/sub/ledger:docs/notes.md",
+        "acme/sub/ledger!9",
     ]

@@ -8,6 +8,8 @@ runs with its own host configured as a docs site. Deliberate divergences, each a
   ``https://gitlab.acme.example@evil.test/`` trick.
 - A URL touching a format character (the zero-width joiner inside the Malayalam word) ends there
   and is dropped: invisible characters never extend, truncate-and-keep, or glue a URL.
+``not_links.txt`` runs without an issue project: with one, ``node.js and io.js`` would be two
+bare files (``.js`` is a code extension; see the table in test_extract.py), which is not a link.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from signposts.extract import extract
-from signposts.extract_urls import scan_links
+from signposts.extract_scan import scan_links
 from signposts.references import DocsSite, ExtractContext
 
 FIXTURES = Path("/work/shared/external/linkify-it")

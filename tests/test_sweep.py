@@ -74,36 +74,75 @@ def test_a_second_sweep_with_nothing_changed_reads_nothing(
     assert set(second["forge_requests"]) <= {"issues", "project", "head"}
 
 
+EXTRA_ISSUES = 150
+
+
+def _busy_demo(directory: Path) -> Path:
+    """The demo estate plus many small issues, so a sweep has many commit points to die at."""
+    config = _demo(directory)
+    issues = directory / "estate" / "issues" / "acme" / "ledger.jsonl"
+    with issues.open("a", encoding="utf-8") as handle:
+        for n in range(EXTRA_ISSUES):
+            record = {
+                "iid": 1000 + n,
+                "title": f"Rounding question {n}: how are FX rates rounded?",
+                "description": f"See src/ledger/rates.py#L{1 + n % 20} and !{1 + n % 4}.",
+                "state": "opened",
+                "created_at": "2026-03-01T00:00:00Z",
+                "updated_at": f"2026-03-{1 + n // 60:02d}T{n % 24:02d}:{n % 60:02d}:00Z",
+                "web_url": f"https://gitlab.acme.example/acme/ledger/-/issues/{1000 + n}",
+                "notes": [],
+            }
+            handle.write(json.dumps(record) + "\n")
+    return config
+
+
+def _committed_issues(db: Path) -> int:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+        try:
+            return int(conn.execute("select count(*) from issues").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
 def test_sigkill_at_any_point_then_rerun_equals_an_uninterrupted_sweep(tmp_path: Path) -> None:
+    run = [sys.executable, "-m", "scout", "--config"]
     reference_dir = tmp_path / "reference"
     reference_dir.mkdir()
-    config = _demo(reference_dir)
-    run = [sys.executable, "-m", "scout", "--config"]
+    config = _busy_demo(reference_dir)
     subprocess.run([*run, str(config), "index"], check=True, capture_output=True)
     subprocess.run([*run, str(config), "sweep"], check=True, capture_output=True)
     expected = _state(reference_dir / "scout.db")
+    total = len(expected["issues"])
 
     rng = random.Random(20261129)
-    killed = 0
-    for trial in range(8):
+    kill_points = [0] + sorted(rng.sample(range(1, total), 7))
+    killed_at = []
+    for trial, point in enumerate(kill_points):
         trial_dir = tmp_path / f"trial{trial}"
         trial_dir.mkdir()
-        trial_config = _demo(trial_dir)
+        trial_config = _busy_demo(trial_dir)
+        db = trial_dir / "scout.db"
         subprocess.run([*run, str(trial_config), "index"], check=True, capture_output=True)
         process = subprocess.Popen(
             [*run, str(trial_config), "sweep"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        time.sleep(rng.uniform(0.3, 1.6))
+        while process.poll() is None and _committed_issues(db) < point:
+            time.sleep(0.002)
         if process.poll() is None:
             os.kill(process.pid, signal.SIGKILL)
-            killed += 1
+            killed_at.append(_committed_issues(db))
         process.wait()
-        conn = sqlite3.connect(trial_dir / "scout.db")
+        conn = sqlite3.connect(db)
         assert conn.execute("pragma integrity_check").fetchone()[0] == "ok"
         conn.close()
         subprocess.run([*run, str(trial_config), "sweep"], check=True, capture_output=True)
-        assert _state(trial_dir / "scout.db") == expected, f"trial {trial}"
-    assert killed >= 3  # the seeded delays must actually interrupt sweeps
+        assert _state(db) == expected, f"killed after {point} issues"
+    # the kills must land at many different points, not all before or after the sweep
+    assert len(set(killed_at)) >= 5, killed_at
 
 
 def _small_estate(builder: EstateBuilder) -> tuple[Any, str]:
