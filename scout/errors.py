@@ -57,7 +57,7 @@ FORGE_REASONS = (
 
 
 class ForgeError(ScoutError):
-    """Raised when the forge (GitLab or a local estate) fails; ``reason`` is one of FORGE_REASONS."""
+    """Raised when the forge (GitLab or a local estate) fails; ``reason`` is in FORGE_REASONS."""
 
     exit_code = 5
 

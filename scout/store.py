@@ -366,7 +366,8 @@ class Store:
 
     def issue(self, project: str, iid: int) -> IssueRow | None:
         row = self.db.execute(
-            "select project, iid, web_url, updated_at, refs from issues where project = ? and iid = ?",
+            "select project, iid, web_url, updated_at, refs from issues "
+            "where project = ? and iid = ?",
             [project, iid],
         ).fetchone()
         if row is None:

@@ -16,7 +16,10 @@ from scout.demo.builder import EstateBuilder, Symlink
 from scout.forge.local import LocalForge
 from scout.store import Store
 
-DOC = "# Rotating keys\n\nRotate the signing keys every ninety days.\n\n## Revoking\n\nRevoke old keys.\n"
+DOC = (
+    "# Rotating keys\n\nRotate the signing keys every ninety days.\n\n"
+    "## Revoking\n\nRevoke old keys.\n"
+)
 
 
 def _estate(builder: EstateBuilder) -> EstateBuilder:

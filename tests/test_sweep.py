@@ -155,8 +155,9 @@ def _small_estate(builder: EstateBuilder) -> tuple[Any, str]:
         "init",
     )
     body = "How does the export write ledger rows? See src/export.py:5 for the export step."
-    builder.issue("acme/tool", 1, "Export writes ledger rows how?", body,
-                  updated_at="2026-03-01T10:00:00Z")
+    builder.issue(
+        "acme/tool", 1, "Export writes ledger rows how?", body, updated_at="2026-03-01T10:00:00Z"
+    )
     builder.write()
     return repo, body
 
@@ -171,8 +172,13 @@ def test_editing_an_issue_to_remove_a_link_withdraws_the_signpost(
     assert first["accepted"] == 1, first
     listed = scout("signposts", "--status", "accepted", "--json", config=config).json()
     assert [row["reference"] for row in listed] == ["acme/tool:src/export.py#L5"]
-    estate_builder.issue("acme/tool", 1, "Export writes ledger rows how?", "Never mind.",
-                         updated_at="2026-03-02T10:00:00Z")
+    estate_builder.issue(
+        "acme/tool",
+        1,
+        "Export writes ledger rows how?",
+        "Never mind.",
+        updated_at="2026-03-02T10:00:00Z",
+    )
     estate_builder.write()
     second = scout("sweep", "--json", config=config).json()
     assert second["issues_read"] == 1 and second["references"] == 0
@@ -280,8 +286,10 @@ def test_the_canary_planted_in_issues_never_reaches_the_store_or_an_answer(
     swept = scout("sweep", "--json", config=config)
     assert swept.code == 0 and swept.json()["references"] > 20
     outputs = [swept.stdout, swept.stderr]
-    for question in ("How often are deploy keys rotated?",
-                     "How are FX rates rounded in the ledger, and why?"):
+    for question in (
+        "How often are deploy keys rotated?",
+        "How are FX rates rounded in the ledger, and why?",
+    ):
         answer = scout("ask", question, "--json", config=config)
         outputs += [answer.stdout, answer.stderr]
     outputs.append(scout("signposts", "--status", "all", "--json", config=config).stdout)

@@ -16,7 +16,6 @@ from scout.forge.local import LocalForge
 from scout.providers import make_provider
 from scout.store import SignpostRow, Store
 from signposts.extract import extract
-from tests.conftest import render_config
 
 
 @pytest.fixture(scope="module")

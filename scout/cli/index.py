@@ -26,7 +26,8 @@ def index(runtime: Runtime, as_json: bool) -> None:
 def _human(result: dict[str, object]) -> str:
     skipped = result["skipped"]
     line = (
-        f"indexed {result['projects_indexed']} project(s), {result['projects_unchanged']} unchanged, "
+        f"indexed {result['projects_indexed']} project(s), "
+        f"{result['projects_unchanged']} unchanged, "
         f"{result['projects_removed']} removed; {result['passages']} passage(s) written "
         f"in {result['seconds']}s"
     )

@@ -58,7 +58,7 @@ def _human_sweep(result: dict[str, Any]) -> str:
 @json_option
 @pass_runtime
 def sweep(runtime: Runtime, as_json: bool) -> None:
-    """Read issues updated since the last sweep, validate their signposts, re-validate moved ones."""
+    """Read issues updated since the last sweep, validate signposts, re-validate moved ones."""
     emit(run_sweep(runtime), as_json, _human_sweep)
 
 

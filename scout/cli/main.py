@@ -47,7 +47,7 @@ class ScoutGroup(click.Group):
 @click.version_option(package_name="scout")
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None) -> None:
-    """Scout answers questions about a GitLab estate from its documentation, with checked citations."""
+    """Scout answers questions about a GitLab estate from its docs, with checked citations."""
     ctx.obj = Runtime(config_path)
 
 

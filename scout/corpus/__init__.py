@@ -1,1 +1,1 @@
-"""The documentation corpus: which projects and files qualify, how files become passages, indexing."""
+"""The documentation corpus: what qualifies, how files become passages, and indexing."""

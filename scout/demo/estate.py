@@ -70,21 +70,22 @@ class DemoEstate:
     cases: dict[str, Case] = field(default_factory=dict)
 
 
-def build_demo_estate(root: Path, *, canary: str | None = None) -> DemoEstate:
+def build_demo_estate(root: Path, *, canary: str | None = None, url: str = URL) -> DemoEstate:
     """Build the demo estate into ``root`` (absent or empty).
 
-    With ``canary``, that string is planted in every issue's title and description and in every
+    ``url`` is the forge web URL that estate.toml and the issues' links are built on (tests that
+    serve the estate through the GitLab API test server pass the server's URL). With ``canary``, that string is planted in every issue's title and description and in every
     note, so tests can prove issue prose never reaches the store, a prompt or an answer.
     """
     root = Path(root)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise UsageError(f"{root} is not empty; the demo estate is built into a fresh folder")
-    builder = EstateBuilder(root, url=URL)
+    builder = EstateBuilder(root, url=url)
     shas: dict[str, str] = {}
     _handbook(builder, shas)
     _ledger(builder, shas)
     _small_projects(builder, shas)
-    cases = _issues(builder, shas, canary)
+    cases = _issues(builder, shas, canary, url)
     builder.write()
     return DemoEstate(root=root, shas=shas, questions=dict(QUESTIONS), cases=cases)
 
@@ -322,8 +323,10 @@ def _small_projects(builder: EstateBuilder, shas: dict[str, str]) -> None:
 # --- issues ------------------------------------------------------------------------------------
 
 
-def _issues(builder: EstateBuilder, shas: dict[str, str], canary: str | None) -> dict[str, Case]:
-    cases = {c.name: c for c in _cases(shas)}
+def _issues(
+    builder: EstateBuilder, shas: dict[str, str], canary: str | None, url: str
+) -> dict[str, Case]:
+    cases = {c.name: c for c in _cases(shas, url)}
     texts = {name: c.text for name, c in cases.items()}
 
     def fill(text: str) -> str:
@@ -344,10 +347,10 @@ def _issues(builder: EstateBuilder, shas: dict[str, str], canary: str | None) ->
     return cases
 
 
-def _cases(shas: dict[str, str]) -> list[Case]:
+def _cases(shas: dict[str, str], url: str) -> list[Case]:
     """Every planted reference; issue texts below name them as ``{name}`` placeholders."""
     short = {name: sha[:12] for name, sha in shas.items()}
-    ledger, handbook = f"{URL}/acme/ledger", f"{URL}/acme/handbook"
+    ledger, handbook = f"{url}/acme/ledger", f"{url}/acme/handbook"
     rates = _tree("acme/ledger")["src/ledger/rates.py"]
     posting = _tree("acme/ledger")["src/ledger/posting.py"]
     credentials = _tree("acme/handbook")["docs/credentials.md"]
@@ -423,24 +426,24 @@ def _cases(shas: dict[str, str]) -> list[Case]:
              f"{ledger}/-/blob/{shas['ledger:initial']}/docs/migration-v1.md#L6-11", "resolves",
              f"{lg}:docs/migration-v1.md"),
         # acme/ledger#4: targets outside the corpus, and references that are never followed
-        Case("private_project", lg, 4, f"{URL}/acme/secrets/-/blob/main/docs/vault.md",
+        Case("private_project", lg, 4, f"{url}/acme/secrets/-/blob/main/docs/vault.md",
              "corpus_rules"),
         Case("private_project_mr", lg, 4, "acme/secrets!1", "corpus_rules"),
-        Case("excluded_project", lg, 4, f"{URL}/acme/infra/-/blob/main/docs/terraform.md#L3",
+        Case("excluded_project", lg, 4, f"{url}/acme/infra/-/blob/main/docs/terraform.md#L3",
              "corpus_rules"),
-        Case("archived_project", lg, 4, f"{URL}/acme/legacy/-/blob/main/docs/old-deploy.md",
+        Case("archived_project", lg, 4, f"{url}/acme/legacy/-/blob/main/docs/old-deploy.md",
              "corpus_rules"),
-        Case("outside_group", lg, 4, f"{URL}/globex/tools/-/blob/main/README.md",
+        Case("outside_group", lg, 4, f"{url}/globex/tools/-/blob/main/README.md",
              "corpus_rules"),
         Case("other_host", lg, 4, "https://github.com/acme/ledger/blob/main/docs/architecture.md",
              "ignored"),
         Case("issue_ref_short", lg, 4, "#5", "ignored"),
         Case("issue_ref_full", lg, 4, "acme/handbook#5", "ignored"),
         Case("issue_url", lg, 4, f"{ledger}/-/issues/5", "ignored"),
-        Case("work_item_url", lg, 4, f"{URL}/groups/acme/-/work_items/7", "ignored"),
+        Case("work_item_url", lg, 4, f"{url}/groups/acme/-/work_items/7", "ignored"),
         # acme/ledger#5: a project in a subgroup
         Case("subgroup_project", lg, 5,
-             f"{URL}/acme/platform/gateway/-/blob/main/docs/timeouts.md#L3", "accepted",
+             f"{url}/acme/platform/gateway/-/blob/main/docs/timeouts.md#L3", "accepted",
              "acme/platform/gateway:docs/timeouts.md", (3, 3)),
         # acme/secrets#1: an issue in a private project is never read
         Case("issue_in_private_project", "acme/secrets", 1,

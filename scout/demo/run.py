@@ -24,7 +24,9 @@ def prepare(directory: Path) -> Path:
     """An empty data folder for the demo; a previous demo's folder is cleared, nothing else is."""
     if directory.exists() and any(directory.iterdir()):
         if not (directory / MARKER).exists():
-            raise UsageError(f"{directory} is not empty and holds no earlier demo: pick another --dir")
+            raise UsageError(
+                f"{directory} is not empty and holds no earlier demo: pick another --dir"
+            )
         shutil.rmtree(directory)
     directory.mkdir(parents=True, exist_ok=True)
     (directory / MARKER).write_text("built by scout demo; safe to delete\n", encoding="utf-8")

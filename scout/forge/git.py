@@ -58,7 +58,7 @@ class GitRepo:
         return done.stdout.decode().strip() or None if done.returncode == 0 else None
 
     def cat(self, sha: str, path: str) -> bytes | None:
-        """A blob's bytes at ``sha:path`` through one persistent ``cat-file --batch``; None if absent."""
+        """A blob's bytes at ``sha:path`` from one ``cat-file --batch`` process; None if absent."""
         if "\n" in path:
             return None
         with self._lock:
