@@ -74,8 +74,9 @@ def build_demo_estate(root: Path, *, canary: str | None = None, url: str = URL) 
     """Build the demo estate into ``root`` (absent or empty).
 
     ``url`` is the forge web URL that estate.toml and the issues' links are built on (tests that
-    serve the estate through the GitLab API test server pass the server's URL). With ``canary``, that string is planted in every issue's title and description and in every
-    note, so tests can prove issue prose never reaches the store, a prompt or an answer.
+    serve the estate through the GitLab API test server pass the server's URL). With ``canary``,
+    that string is planted in every issue's title and description and in every note, so tests can
+    prove issue prose never reaches the store, a prompt or an answer.
     """
     root = Path(root)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):

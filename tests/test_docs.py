@@ -1,0 +1,46 @@
+"""Docs that cannot drift: every command has help and a README entry; exit codes match."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+import pytest
+
+from scout.cli.main import cli
+from scout.errors import EXIT_CODES, ScoutError
+
+README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+
+
+def _commands(group: click.Group, prefix: str = "scout") -> Iterator[tuple[str, click.Command]]:
+    for name, command in sorted(group.commands.items()):
+        yield f"{prefix} {name}", command
+        if isinstance(command, click.Group):
+            yield from _commands(command, f"{prefix} {name}")
+
+
+@pytest.mark.parametrize(("name", "command"), list(_commands(cli)))
+def test_every_command_has_help_and_a_readme_entry(name: str, command: click.Command) -> None:
+    assert command.help, f"{name} has no help text"
+    assert f"`{name}" in README, f"{name} is not documented in README.md"
+    option_names = {opt for param in command.params for opt in getattr(param, "opts", [])}
+    assert "--json" in option_names, f"{name} lacks --json"
+
+
+def test_every_exit_code_is_in_the_readme_table() -> None:
+    rows = dict(re.findall(r"^\| (\d) \| (.+) \|$", README, flags=re.MULTILINE))
+    assert sorted(int(code) for code in rows) == sorted(EXIT_CODES)
+
+
+def test_every_error_class_has_a_documented_exit_code() -> None:
+    def walk(cls: type[ScoutError]) -> Iterator[type[ScoutError]]:
+        yield cls
+        for sub in cls.__subclasses__():
+            yield from walk(sub)
+
+    for cls in walk(ScoutError):
+        assert cls.__doc__ and cls.__doc__.startswith("Raised when"), cls
+        assert cls.exit_code in EXIT_CODES, cls
