@@ -19,6 +19,7 @@ _PLUGIN = Path(__file__).parent / "gitlab_server" / "pytest_plugin.py"
 pytest_plugins = ["tests.gitlab_server.pytest_plugin"] if _PLUGIN.exists() else []
 
 SCOUT = [sys.executable, "-m", "scout"]
+FAKE_CLAUDE = Path(__file__).parent / "fakes" / "fake_claude.py"
 
 
 def render_config(estate: Path | None, **sections: dict[str, Any]) -> str:
@@ -100,3 +101,18 @@ def scout(tmp_path: Path) -> Callable[..., Result]:
         return Result(done.returncode, done.stdout, done.stderr)
 
     return run
+
+
+@pytest.fixture
+def claude_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ``claude`` on PATH that runs the fake; returns the file its calls are recorded in."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "claude"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_CLAUDE}" "$@"\n')
+    script.chmod(0o755)
+    record = tmp_path / "claude-calls.jsonl"
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_CLAUDE_RECORD", str(record))
+    monkeypatch.delenv("FAKE_CLAUDE_OUTPUT", raising=False)
+    return record

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -22,21 +21,6 @@ from tests.fakes.messages_api import DEFAULT_OUTPUT, FakeMessagesAPI
 FAKE_CLAUDE = Path(__file__).parent / "fakes" / "fake_claude.py"
 TASK = answer_task("How do I rotate keys?", [CREDENTIALS, BACKUPS])
 EXPECTED = AnswerOutput.model_validate(DEFAULT_OUTPUT)
-
-
-@pytest.fixture
-def claude_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A ``claude`` on PATH that runs the fake; returns the file its calls are recorded in."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "claude"
-    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_CLAUDE}" "$@"\n')
-    script.chmod(0o755)
-    record = tmp_path / "claude-calls.jsonl"
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_CLAUDE_RECORD", str(record))
-    monkeypatch.delenv("FAKE_CLAUDE_OUTPUT", raising=False)
-    return record
 
 
 def calls(record: Path) -> list[dict[str, object]]:

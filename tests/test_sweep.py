@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -303,3 +304,30 @@ def test_the_canary_planted_in_issues_never_reaches_the_store_or_an_answer(
     conn.execute("pragma wal_checkpoint(truncate)")
     conn.close()
     assert CANARY.encode() not in (tmp_path / "scout.db").read_bytes()
+
+
+def test_the_canary_is_never_inside_a_prompt_passage_of_a_model_provider(
+    tmp_path: Path, scout: Callable[..., Result], claude_bin: Path
+) -> None:
+    """With a model provider, issue text may be the addresses check's question, never a passage."""
+    config = _demo(tmp_path, canary=CANARY)
+    config.write_text(
+        config.read_text().replace('provider = "offline"', 'provider = "claude-local"')
+    )
+    assert scout("index", config=config).code == 0
+    swept = scout("sweep", "--json", config=config)
+    assert swept.code == 0, swept.stderr
+    answer = scout("ask", "How are FX rates rounded in the ledger?", "--json", config=config)
+    assert answer.code == 0 and CANARY not in answer.stdout
+    calls = [json.loads(line) for line in claude_bin.read_text().splitlines()]
+    assert len(calls) > 10
+    fenced = re.compile(r"-----BEGIN PASSAGE (\d+)-----.*?-----END PASSAGE \1-----", re.DOTALL)
+    questions_with_canary = 0
+    for call in calls:
+        prompt = call["stdin"] + " ".join(call["argv"])
+        passages = fenced.findall(prompt)
+        for block in fenced.finditer(prompt):
+            assert CANARY not in block.group(0)
+        assert passages
+        questions_with_canary += CANARY in fenced.sub("", prompt)
+    assert questions_with_canary >= 1  # the issue was the question, outside the fences
