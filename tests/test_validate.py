@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import http.server
+import threading
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,11 +14,15 @@ from ingest.sweep import Sweep, extract_context
 from scout.config import load_config
 from scout.corpus.index import index_estate
 from scout.corpus.rules import CorpusRules
+from scout.demo.builder import EstateBuilder
 from scout.demo.estate import DemoEstate, build_demo_estate
 from scout.forge.local import LocalForge
 from scout.providers import make_provider
 from scout.store import SignpostRow, Store
 from signposts.extract import extract
+from signposts.references import ExtractContext
+from signposts.validate import Validator
+from tests.conftest import render_config
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +108,134 @@ def test_reasons_say_what_failed(swept: tuple[DemoEstate, Store, Counter[str]]) 
     for name, fragment in expected.items():
         row = _verdict(demo, store, name)
         assert row is not None and fragment in row.reason, (name, row and row.reason)
+
+
+def _one_file_estate(builder: EstateBuilder) -> None:
+    repo = builder.project("acme/handbook")
+    body = "".join(f"Step {n}: rotate the signing keys in the vault.\n" for n in range(1, 61))
+    repo.commit({"docs/keys.md": f"# Rotating keys\n\n{body}", "src/keys.py": body}, "init")
+    builder.write()
+
+
+def _validator(
+    tmp_path: Path, builder: EstateBuilder, **docs: Any
+) -> tuple[Validator, LocalForge, ExtractContext]:
+    config_path = tmp_path / "scout.toml"
+    site = {
+        "url": "https://docs.acme.example/handbook/",
+        "project": "acme/handbook",
+        "root": "docs/",
+        **docs,
+    }
+    config_path.write_text(render_config(builder.root, docs_site=[site]))
+    config = load_config(config_path)
+    forge = LocalForge(builder.root, ["acme"])
+    rules = CorpusRules(("acme",), config.corpus)
+    validator = Validator(forge, rules, make_provider("offline", model=""), config.docs_site)
+    return validator, forge, extract_context(config, "acme/handbook")
+
+
+def test_fifty_references_to_one_file_cost_one_lookup(
+    tmp_path: Path, estate_builder: EstateBuilder
+) -> None:
+    _one_file_estate(estate_builder)
+    validator, forge, context = _validator(tmp_path, estate_builder)
+    text = " ".join(f"src/keys.py:{n}" for n in range(1, 51))
+    references = extract(text, context).references
+    assert len(references) == 50
+    verdicts = [validator.validate(r, "How do I rotate the signing keys?") for r in references]
+    assert {v.status for v in verdicts} == {"accepted"}
+    assert forge.requests["files"] == 1 and forge.requests["head"] == 1
+    assert forge.requests["project"] == 1
+    forge.close()
+
+
+def test_validation_is_deterministic(tmp_path: Path, estate_builder: EstateBuilder) -> None:
+    _one_file_estate(estate_builder)
+    outcomes = []
+    for _ in range(2):
+        validator, forge, context = _validator(tmp_path, estate_builder)
+        refs = extract("docs/keys.md#L3-9 src/keys.py:70 !3", context).references
+        outcomes.append(
+            [
+                (v.status, v.check, v.reason, v.target, [p.url for p in v.passages])
+                for v in (validator.validate(r, "How do I rotate keys?") for r in refs)
+            ]
+        )
+        forge.close()
+    assert outcomes[0] == outcomes[1]
+
+
+class _Docs(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        if self.path.startswith("/handbook/keys/"):
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"<h1>Rotating keys</h1>")
+        elif self.path.startswith("/handbook/moved/"):
+            self.send_response(301)
+            self.send_header("Location", "https://evil.test/phish")
+            self.end_headers()
+        else:
+            self.send_response(404)
+            self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("page", "status", "reason"),
+    [
+        ("keys/", "accepted", None),
+        ("keys/#rotating-keys", "accepted", None),
+        ("keys/#nowhere", "rejected", "matches no heading"),
+        ("moved/", "rejected", "no source file"),
+    ],
+)
+def test_docs_pages_map_to_sources_and_can_be_checked_live(
+    tmp_path: Path, estate_builder: EstateBuilder, page: str, status: str, reason: str | None
+) -> None:
+    _one_file_estate(estate_builder)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Docs)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        site = f"http://127.0.0.1:{server.server_address[1]}/handbook/"
+        validator, forge, context = _validator(tmp_path, estate_builder, url=site, check_live=True)
+        (reference,) = extract(f"{site}{page}", context).references
+        verdict = validator.validate(reference, "How do I rotate the signing keys?")
+        assert verdict.status == status, verdict.reason
+        assert reason is None or reason in verdict.reason
+        forge.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_live_check_that_answers_404_or_redirects_off_site_fails(
+    tmp_path: Path, estate_builder: EstateBuilder
+) -> None:
+    repo = estate_builder.project("acme/handbook")
+    repo.commit(
+        {
+            f"docs/{name}.md": "# Rotating keys\n\nRotate the signing keys.\n"
+            for name in ("gone", "moved")
+        },
+        "init",
+    )
+    estate_builder.write()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Docs)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        site = f"http://127.0.0.1:{server.server_address[1]}/handbook/"
+        validator, forge, context = _validator(tmp_path, estate_builder, url=site, check_live=True)
+        for page, reason in (("gone/", "answered 404"), ("moved/", "redirects off the docs site")):
+            (reference,) = extract(f"{site}{page}", context).references
+            verdict = validator.validate(reference, "How do I rotate the signing keys?")
+            assert (verdict.status, verdict.check) == ("rejected", "resolves")
+            assert reason in verdict.reason
+        forge.close()
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,1 @@
+"""Scout benchmarks: run ``python -m bench.run`` (see bench/run.py)."""
