@@ -152,7 +152,7 @@ def test_a_deleted_project_loses_its_passages(
     [
         ({"docs/logo.md": b"\x89PNG\r\n\x1a\n\x00\x00binary"}, "file_not_utf8"),
         ({"docs/latin1.md": "# Caf\xe9\n".encode("latin-1")}, "file_not_utf8"),
-        ({"docs/huge.md": "# Huge\n\n" + "words " * (50 << 20) // 6}, "file_too_large"),
+        ({"docs/huge.md": "# Huge\n\n" + "words " * ((50 << 20) // 6)}, "file_too_large"),
         ({"docs/link.md": Symlink("../../../../etc/passwd")}, "file_symlink"),
     ],
 )

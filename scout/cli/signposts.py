@@ -1,16 +1,27 @@
-"""``scout signposts``: audit verdicts, and extract references from one issue offline."""
+"""``scout signposts``: audit verdicts (list, summary, show), re-check them against the current
+heads, and extract references from one issue offline.
+
+Commands parse options and print; summaries come from :mod:`signposts.audit`. ``recheck`` is the
+one writer here: it holds the sweep lock, as the sweep does, for as long as it runs.
+"""
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
+import json
 import sys
 from typing import Any
 
 import click
 
-from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
+from scout.cli.runtime import Runtime, emit, json_option, log, pass_runtime
+from scout.config import Config
 from scout.errors import UsageError
+from scout.forge.base import Forge
+from scout.store import SignpostRow, Store
+from signposts.audit import printable, render, state, summarise
 
 MAX_DOCUMENT_BYTES = 32 << 20  # an issue file larger than this is refused, not truncated silently
 STATUSES = ("rejected", "accepted", "withdrawn", "all")
@@ -32,9 +43,9 @@ def _table(rows: list[dict[str, Any]]) -> str:
         issue = row["issue"]
         state = row["status"] if not row.get("withdrawn_at") else "withdrawn"
         lines.append(
-            f"{row['id']:>5}  {state:<9} {row['kind']:<13} {row['reference'][:70]:<70}  "
-            f"{row['check'] or '-':<12} {row['reason'][:80]}  "
-            f"{issue['project']}#{issue['iid']}  {row['checked_at']}"
+            f"{row['id']:>5}  {state:<9} {row['kind']:<13} {printable(row['reference'], 70):<70}  "
+            f"{row['check'] or '-':<12} {printable(row['reason'], 80)}  "
+            f"{printable(issue['project'])}#{issue['iid']}  {row['checked_at']}"
         )
     return "\n".join(lines)
 
@@ -150,5 +161,7 @@ def extract(runtime: Runtime, project: str | None, source: str, as_json: bool) -
     title, description, notes, own = parse_issue_document(raw_bytes.decode("utf-8", "replace"))
     context = extract_context(runtime.config, project or own)
     found = extract_issue(title, description, notes, context)
+    for line in skipped_lines(found.skipped):
+        log(line)
     rows = [reference.to_json() for reference in found.references]
     emit(rows, as_json, lambda r: "\n".join(f"{x['kind']:<13} {x['reference']}" for x in r))
