@@ -111,19 +111,7 @@ class Validator:
 
     # ------------------------------------------------------------------ entry point
     def validate(self, reference: Reference, question: str) -> Verdict:
-        target = _Target()
-        checks: list[Check] = []
-        try:
-            self._corpus_rules(reference, target)
-            checks.append(Check("corpus_rules", True, "project qualifies"))
-            detail = self._resolves(reference, target)
-            checks.append(Check("resolves", True, detail))
-            detail = self._addresses(question, target)
-            checks.append(Check("addresses", True, detail))
-        except _Failed as failed:
-            checks.append(Check(failed.check, False, failed.reason))
-            return self._verdict(reference, target, checks, failed.check, failed.reason)
-        return self._verdict(reference, target, checks, None, detail)
+        return self._run(reference, question)
 
     def recheck(self, reference: Reference) -> Verdict:
         """Re-validation against a moved head: corpus rules and resolves only.
@@ -131,6 +119,9 @@ class Validator:
         The question that was judged lives in issue prose, which is not stored (invariant 1), so
         an accepted signpost keeps its addresses judgement while its target still resolves.
         """
+        return self._run(reference, None)
+
+    def _run(self, reference: Reference, question: str | None) -> Verdict:
         target = _Target()
         checks: list[Check] = []
         try:
@@ -138,6 +129,9 @@ class Validator:
             checks.append(Check("corpus_rules", True, "project qualifies"))
             detail = self._resolves(reference, target)
             checks.append(Check("resolves", True, detail))
+            if question is not None:
+                detail = self._addresses(question, target)
+                checks.append(Check("addresses", True, detail))
         except _Failed as failed:
             checks.append(Check(failed.check, False, failed.reason))
             return self._verdict(reference, target, checks, failed.check, failed.reason)
