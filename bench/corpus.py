@@ -20,6 +20,9 @@ from pathlib import Path
 DEMO_DOCS = Path(__file__).resolve().parent.parent / "scout" / "demo" / "estate"
 VOCABULARY = 30_000
 ZIPF_S = 1.07
+# In running English the stop words hold the first ranks; content words start after them, so the
+# commonest content word is in about a third of passages, as "use" or "config" would be in docs.
+ZIPF_OFFSET = 40
 STOP_SHARE = 0.4
 STOP = (
     "the of and to a in is that for it as with be on by this are or from at an which can you "
@@ -78,7 +81,7 @@ class Vocabulary:
                 generated.append(word)
         # Real documentation words take the frequent ranks, generated ones the long tail.
         self.words = real + generated
-        weights = [1.0 / (rank**ZIPF_S) for rank in range(1, len(self.words) + 1)]
+        weights = [1.0 / ((rank + ZIPF_OFFSET) ** ZIPF_S) for rank in range(1, len(self.words) + 1)]
         self.cumulative = list(itertools.accumulate(weights))
 
     def draw(self, rng: random.Random, k: int) -> list[str]:

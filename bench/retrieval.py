@@ -59,7 +59,9 @@ def build_store(path: Path, passages: Iterable[Passage], batch: int = 20_000) ->
 class Tantivy:
     """A tantivy index over the same passages: stemmed like FTS5's porter, heading boosted."""
 
-    def __init__(self, directory: Path, passages: Iterable[Passage]) -> None:
+    def __init__(
+        self, directory: Path, passages: Iterable[Passage], *, repeat_heading: bool = False
+    ) -> None:
         import tantivy
 
         self.tantivy = tantivy
@@ -80,10 +82,14 @@ class Tantivy:
         self.index = tantivy.Index(self.schema, path=str(directory))
         self.index.register_tokenizer("scout", analyzer)
         writer = self.index.writer(heap_size=256_000_000, num_threads=2)
+        self.repeat_heading = repeat_heading
         for n, passage in enumerate(passages, start=1):
-            writer.add_document(
-                tantivy.Document(id=n, heading=passage.heading, body=passage.body)
-            )
+            if repeat_heading:
+                # BM25F as FTS5 computes it: heading term frequencies count HEADING_WEIGHT times.
+                heading, body = "", (passage.heading + " ") * int(HEADING_WEIGHT) + passage.body
+            else:
+                heading, body = passage.heading, passage.body
+            writer.add_document(tantivy.Document(id=n, heading=heading, body=body))
         writer.commit()
         writer.wait_merging_threads()
         self.index.reload()
@@ -94,8 +100,8 @@ class Tantivy:
         terms = query_terms(question)
         query = self.index.parse_query(
             " OR ".join(literal(t) for t in terms),
-            ["heading", "body"],
-            field_boosts={"heading": HEADING_WEIGHT},
+            ["body"] if self.repeat_heading else ["heading", "body"],
+            field_boosts={} if self.repeat_heading else {"heading": HEADING_WEIGHT},
         )
         hits = self.searcher.search(query, limit).hits
         return [self.searcher.doc(address)["id"][0] for _score, address in hits]

@@ -589,6 +589,28 @@ class Store:
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
+    # audit reads
+    def passage_counts(self) -> dict[str, dict[str, int]]:
+        """Passages per project and origin (``corpus``, ``signpost``), for reports."""
+        counts: dict[str, dict[str, int]] = {}
+        for project, origin, n in self.db.execute(
+            "select project, origin, count(*) from passages group by project, origin"
+        ).fetchall():
+            counts.setdefault(project, {"corpus": 0, "signpost": 0})[origin] = int(n)
+        return counts
+
+    def sweep_state(self) -> dict[str, Any]:
+        """Where the sweep stands: its cursors, issues known, when it last read and judged."""
+        issues, last_read = self.db.execute("select count(*), max(read_at) from issues").fetchone()
+        last_check = self.db.execute("select max(checked_at) from signposts").fetchone()[0]
+        cursors = self.db.execute("select scope, value from cursors order by scope").fetchall()
+        return {
+            "cursors": {scope: value for scope, value in cursors},
+            "issues": int(issues),
+            "last_read_at": last_read,
+            "last_checked_at": last_check,
+        }
+
 
 @dataclass(frozen=True)
 class IssueRow:

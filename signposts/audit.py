@@ -11,6 +11,7 @@ so one stale link pointed at from many issues is one row, not many.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -120,7 +121,7 @@ def _issues(rows: list[SignpostRow]) -> dict[tuple[str, int], list[SignpostRow]]
 
 
 def _top_issues(rows: list[SignpostRow], top: int) -> list[dict[str, Any]]:
-    ranked = []
+    ranked: list[dict[str, Any]] = []
     for (project, iid), members in _issues(rows).items():
         rejected = sum(r.status == "rejected" for r in members)
         if rejected:
@@ -195,9 +196,7 @@ def rejection_groups(rows: Iterable[SignpostRow]) -> list[tuple[str, str, list[S
     for r in rows:
         if r.status == "rejected":
             groups.setdefault((r.check_name or "?", reason_class(r.reason)), []).append(r)
-    ordered = sorted(
-        groups.items(), key=lambda kv: (_check_order(kv[0][0]), -len(kv[1]), kv[0][1])
-    )
+    ordered = sorted(groups.items(), key=lambda kv: (_check_order(kv[0][0]), -len(kv[1]), kv[0][1]))
     return [(check, reason, members) for (check, reason), members in ordered]
 
 
@@ -216,8 +215,7 @@ def render(summary: Summary) -> str:
         return "no signposts yet: run `scout sweep`"
     s = summary
     lines = [
-        f"{s.total} signpost(s): "
-        + ", ".join(f"{s.status[name]} {name}" for name in STATUSES),
+        f"{s.total} signpost(s): " + ", ".join(f"{s.status[name]} {name}" for name in STATUSES),
         "rejected by check: " + ", ".join(f"{name} {n}" for name, n in s.check.items()),
         "by kind: "
         + ", ".join(
@@ -249,3 +247,35 @@ def render(summary: Summary) -> str:
             for t in s.top_rejected_targets
         ]
     return "\n".join(lines)
+
+
+def rejections(rows: Iterable[SignpostRow], *, per_group: int = 100) -> list[dict[str, Any]]:
+    """:func:`rejection_groups` as JSON-able groups, each with at most ``per_group`` verdicts
+    (``more`` counts the rest), for the report."""
+    result = []
+    for check, reason, members in rejection_groups(rows):
+        result.append(
+            {
+                "check": check,
+                "reason": reason,
+                "count": len(members),
+                "more": max(0, len(members) - per_group),
+                "verdicts": [_verdict_json(r) for r in members[:per_group]],
+            }
+        )
+    return result
+
+
+def _verdict_json(row: SignpostRow) -> dict[str, Any]:
+    data = row.to_json()
+    data["state"] = state(row)
+    data["reference_url"] = _reference_url(row.reference_json)
+    return data
+
+
+def _reference_url(reference_json: str) -> str | None:
+    try:
+        url = json.loads(reference_json).get("url")
+    except (ValueError, AttributeError):
+        return None
+    return url if isinstance(url, str) else None

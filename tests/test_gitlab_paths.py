@@ -136,6 +136,33 @@ def passages(db: Path) -> list[tuple[Any, ...]]:
         conn.close()
 
 
+def state(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Everything index and sweep decide, without ids and timestamps."""
+    conn = sqlite3.connect(db)
+    try:
+        queries = {
+            "signposts": "select issue_project, issue_iid, reference, status, check_name, reason, "
+            "target_project, target_path, target_line_start, target_line_end, target_sha, target "
+            "from signposts",
+            "passages": "select project, path, sha, line_start, line_end, heading, body, source, "
+            "origin, url, target from passages",
+            "issues": "select project, iid, updated_at, refs from issues",
+            "cursors": "select scope, value from cursors",
+            "projects": "select path, indexed_sha, web_url from projects",
+        }
+        return {k: sorted(conn.execute(q).fetchall(), key=repr) for k, q in queries.items()}
+    finally:
+        conn.close()
+
+
+def integrity(db: Path) -> str:
+    conn = sqlite3.connect(db)
+    try:
+        return str(conn.execute("pragma integrity_check").fetchone()[0])
+    finally:
+        conn.close()
+
+
 @pytest.fixture
 def served(tmp_path: Path, gitlab_server_factory: Callable[..., GitLabServer]) -> Served:
     return serve_demo(tmp_path, gitlab_server_factory)

@@ -5,6 +5,7 @@ from scout.cli.demo import demo
 from scout.cli.gaps import gaps
 from scout.cli.index import index
 from scout.cli.ingest import sweep, worker
+from scout.cli.report import report
 from scout.cli.signposts import signposts
 
-ALL = [index, ask, sweep, worker, signposts, gaps, demo]
+ALL = [index, ask, sweep, worker, signposts, gaps, report, demo]

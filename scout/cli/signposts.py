@@ -20,8 +20,10 @@ from scout.cli.runtime import Runtime, emit, json_option, log, pass_runtime
 from scout.config import Config
 from scout.errors import UsageError
 from scout.forge.base import Forge
+from scout.gaps import parse_since
 from scout.store import SignpostRow, Store
-from signposts.audit import printable, render, state, summarise
+from signposts import audit
+from signposts.audit import printable
 
 MAX_DOCUMENT_BYTES = 32 << 20  # an issue file larger than this is refused, not truncated silently
 STATUSES = ("rejected", "accepted", "withdrawn", "all")
@@ -128,7 +130,11 @@ def signposts(
     rows = [
         row.to_json()
         for row in runtime.store().signposts(
-            **_filters(status, check), kind=kind, project=project, since=since, limit=None
+            **_filters(status, check),
+            kind=kind,
+            project=project,
+            since=parse_since(since) if since else None,
+            limit=None,
         )
         if reason is None or reason.lower() in row.reason.lower()
     ][: limit or None]
@@ -165,3 +171,226 @@ def extract(runtime: Runtime, project: str | None, source: str, as_json: bool) -
         log(line)
     rows = [reference.to_json() for reference in found.references]
     emit(rows, as_json, lambda r: "\n".join(f"{x['kind']:<13} {x['reference']}" for x in r))
+
+
+SKIPPED = {
+    "no_project": "{n} short reference(s) need --project",
+    "bytes_over_limit": "{n} byte(s) past the size limit were not read",
+    "references_over_limit": "{n} reference(s) past the per-issue limit were dropped",
+    "timeout": "{n} text(s) abandoned on the pattern timeout",
+}
+
+
+def skipped_lines(skipped: dict[str, int]) -> list[str]:
+    """What extraction left out, one line per cause, for stderr."""
+    return [
+        SKIPPED.get(cause, "{n} skipped: " + cause).format(n=n)
+        for cause, n in sorted(skipped.items())
+        if n
+    ]
+
+
+# ---------------------------------------------------------------------- summary and show
+@signposts.command()
+@click.option("--top", type=click.IntRange(1, 1000), default=10, show_default=True)
+@json_option
+@pass_runtime
+def summary(runtime: Runtime, top: int, as_json: bool) -> None:
+    """Counts by status, check, reason and kind; the issues and targets that stand out."""
+    result = audit.summarise(runtime.store().signposts(), top=top)
+    emit(result.to_json(), as_json, lambda _: audit.render(result))
+
+
+def _one(store: Store, signpost_id: int) -> SignpostRow:
+    rows = store.signposts(ids=[signpost_id])
+    if not rows:
+        raise UsageError(f"no signpost with id {signpost_id}: see `scout signposts --status all`")
+    return rows[0]
+
+
+def detail(store: Store, row: SignpostRow) -> dict[str, Any]:
+    """One verdict in full: every check's outcome, the ref and sha it was read at, and (accepted)
+    the passages it contributes. Passages the corpus already holds are not repeated here."""
+    project = store.projects().get(row.target_project or "")
+    reference = json.loads(row.reference_json)
+    passages = store.target_passages(row.target) if row.status == "accepted" and row.target else []
+    return {
+        **row.to_json(),
+        "state": audit.state(row),
+        "first_seen_at": row.first_seen_at,
+        "checks": json.loads(row.checks),
+        "ref": reference.get("ref_path") or (project.default_branch if project else None),
+        "passages": [
+            {
+                "heading": p.heading,
+                "path": p.path,
+                "lines": [p.line_start, p.line_end],
+                "sha": p.sha,
+                "url": p.url,
+            }
+            for p in passages
+        ],
+    }
+
+
+def _render_detail(d: dict[str, Any]) -> str:
+    target, issue = d["target"], d["issue"]
+    lines = target["lines"]
+    out = [
+        f"signpost {d['id']}: {d['state']} {d['kind']} {printable(d['reference'])}",
+        f"  issue     {printable(issue['project'])}#{issue['iid']}  {printable(issue['url'])}",
+        f"  target    {printable(target['project'] or '-')}"
+        + (f":{printable(target['path'])}" if target["path"] else "")
+        + (f"#L{lines[0]}-{lines[1]}" if lines else ""),
+        f"  ref       {printable(d['ref'] or '-')}  sha {d['target']['sha'] or '-'}",
+        f"  checked   {d['checked_at']} (first seen {d['first_seen_at']})"
+        + (f", withdrawn {d['withdrawn_at']}" if d["withdrawn_at"] else ""),
+        f"  reason    {printable(d['reason'])}",
+        "  checks:",
+    ]
+    out += [
+        f"    {'ok  ' if c['ok'] else 'FAIL'} {c['check']:<12} {printable(c['detail'])}"
+        for c in d["checks"]
+    ]
+    if d["status"] == "accepted":
+        out.append(f"  passages ({len(d['passages'])}):")
+        out += [
+            f"    L{p['lines'][0]}-{p['lines'][1]}  {printable(p['heading'], 80)}  {p['url']}"
+            for p in d["passages"]
+        ]
+        if not d["passages"]:
+            out.append("    none of its own: the corpus already holds this text at this sha")
+    return "\n".join(out)
+
+
+@signposts.command()
+@click.argument("signpost_id", metavar="ID", type=int)
+@json_option
+@pass_runtime
+def show(runtime: Runtime, signpost_id: int, as_json: bool) -> None:
+    """One verdict in full: checks, resolved ref and sha, and the passages it contributed."""
+    store = runtime.store()
+    emit(detail(store, _one(store, signpost_id)), as_json, _render_detail)
+
+
+# ---------------------------------------------------------------------- recheck
+def _outcome(status: str, check: str | None, reason: str, sha: str | None) -> dict[str, Any]:
+    return {"status": status, "check": check, "reason": reason, "sha": sha}
+
+
+def _same(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """No change worth reporting: same status and check, an accepted target read at the same sha,
+    a rejection for the same class of reason (its text names the head, which moves)."""
+    if (before["status"], before["check"]) != (after["status"], after["check"]):
+        return False
+    if after["status"] == "accepted":
+        return bool(before["sha"] == after["sha"])
+    return audit.reason_class(before["reason"]) == audit.reason_class(after["reason"])
+
+
+def _recheck_one(store: Store, validator: Any, row: SignpostRow) -> dict[str, Any] | None:
+    """Re-validate one verdict; store it when it changed and was ever accepted. None: unchanged.
+
+    Only corpus rules and resolves can be run again: the addresses judgement needs the issue's
+    question, which is not stored (invariant 1). So an accepted verdict keeps its addresses
+    judgement while its target holds, a withdrawn one is reinstated once its target holds again,
+    and a verdict never accepted is reported, not stored: its issue's next change re-judges it.
+    """
+    from ingest.sweep import new_signpost, reference_from_json
+
+    verdict = validator.recheck(reference_from_json(row.reference_json))
+    before = _outcome(audit.state(row), row.check_name, row.reason, row.target_sha)
+    if row.status == "accepted" or row.withdrawn_at:
+        new = new_signpost(verdict)
+        if new.status == "accepted" and row.status == "accepted":
+            kept = [c for c in json.loads(row.checks) if c["check"] == "addresses"]
+            new = dataclasses.replace(
+                new, reason=row.reason, checks=json.dumps(json.loads(new.checks) + kept)
+            )
+        state = "accepted" if new.status == "accepted" else "withdrawn"
+        after = _outcome(state, new.check_name, new.reason, new.target_sha)
+        if _same(before, after) and (state != "accepted" or new.target == row.target):
+            return None
+        store.revalidated(row.id, new, verdict.passages)
+        stored = True
+    else:
+        if verdict.status == "accepted":
+            if row.check_name == "addresses":
+                return None
+            after = _outcome(
+                "rejected",
+                "addresses",
+                f"now resolves ({verdict.reason}); not judged against the issue's question "
+                "until the issue next changes",
+                verdict.target_sha,
+            )
+        else:
+            after = _outcome("rejected", verdict.check, verdict.reason, verdict.target_sha)
+        if _same(before, after):
+            return None
+        stored = False
+    issue = {"project": row.issue_project, "iid": row.issue_iid, "url": row.issue_url}
+    return {
+        "id": row.id,
+        "kind": row.kind,
+        "reference": row.reference,
+        "issue": issue,
+        "before": before,
+        "after": after,
+        "stored": stored,
+    }
+
+
+def recheck_verdicts(
+    config: Config, forge: Forge, store: Store, rows: list[SignpostRow]
+) -> dict[str, Any]:
+    """Re-validate ``rows`` against the current heads; what changed, in ``rows`` order."""
+    from scout.corpus.rules import CorpusRules
+    from scout.providers import make_provider
+    from signposts.cache import CachedForge
+    from signposts.validate import Validator
+
+    provider = make_provider(config.answer.provider, model=config.answer.model)
+    rules = CorpusRules(tuple(config.forge.groups), config.corpus)
+    validator = Validator(CachedForge(forge), rules, provider, config.docs_site)
+    changed = [c for row in rows if (c := _recheck_one(store, validator, row)) is not None]
+    return {"rechecked": len(rows), "changed": changed}
+
+
+def _render_recheck(result: dict[str, Any]) -> str:
+    out = [f"rechecked {result['rechecked']} signpost(s): {len(result['changed'])} changed"]
+    for c in result["changed"]:
+        b, a = c["before"], c["after"]
+        out.append(
+            f"{c['id']:>5}  {printable(c['reference'], 90)}  "
+            f"{printable(c['issue']['project'])}#{c['issue']['iid']}"
+        )
+        if a["status"] == b["status"] == "accepted":
+            out.append(
+                f"       accepted, re-read at {a['sha'][:12]} (was {(b['sha'] or '-')[:12]})"
+            )
+            continue
+        out.append(f"       before {b['status']} ({b['check'] or '-'}): {printable(b['reason'])}")
+        out.append(
+            f"       after  {a['status']} ({a['check'] or '-'}): {printable(a['reason'])}"
+            + ("" if c["stored"] else "  [reported, not stored]")
+        )
+    return "\n".join(out)
+
+
+@signposts.command()
+@click.argument("signpost_id", metavar="[ID]", type=int, required=False)
+@click.option("--all", "every", is_flag=True, help="Re-check every verdict.")
+@json_option
+@pass_runtime
+def recheck(runtime: Runtime, signpost_id: int | None, every: bool, as_json: bool) -> None:
+    """Re-validate one verdict (ID) or all (--all) against the current heads; show what changed."""
+    from ingest.lock import sweep_lock
+
+    if (signpost_id is None) == (not every):
+        raise UsageError("give one signpost ID or --all")
+    store = runtime.store()
+    with sweep_lock(store.path):
+        rows = store.signposts() if every else [_one(store, signpost_id or 0)]
+        result = recheck_verdicts(runtime.config, runtime.forge(), store, rows)
+    emit(result, as_json, _render_recheck)

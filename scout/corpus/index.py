@@ -150,6 +150,13 @@ def index_estate(
         summary.projects_indexed += 1
         summary.passages += count
     for path in sorted(set(stored) - seen):
+        # Offset pages shift when a project goes away mid-listing, so one missing from the
+        # listing may still exist: it loses its passages only when the forge says it is gone.
+        try:
+            if rules.project(forge.project(path)):
+                continue
+        except NotFound:
+            pass
         store.remove_project(path)
         summary.projects_removed += 1
         progress(f"removed {path} (no longer in the estate)")

@@ -28,7 +28,7 @@ from scout.forge.base import (
     permalink,
 )
 from scout.forge.gitlab_archive import BadArchive, Snapshot, parse_archive
-from scout.forge.gitlab_http import TooLarge, Transport, enc
+from scout.forge.gitlab_http import MAX_PAGES, TooLarge, Transport, enc
 
 ARCHIVE_LIMIT = 200 * 1024 * 1024  # bytes, compressed and unpacked alike; beyond: file by file
 FILE_LIMIT = 32 * 1024 * 1024  # bytes of one raw file
@@ -308,12 +308,34 @@ class GitLabForge:
     # issues
 
     def issues_updated_after(self, group: str, after: str | None) -> Iterator[Issue]:
-        query = {"order_by": "updated_at", "sort": "asc", "scope": "all"}
-        if after:
-            query["updated_after"] = after
-        # updated_after is inclusive on GitLab, and so is the protocol: the sweep drops repeats.
-        for data in self._http.pages("issues", f"/groups/{enc(group.strip('/'))}/issues", query):
-            yield _issue(data)
+        # Offset pages shift when an issue is edited mid-listing (it moves to the end), so the
+        # issue sliding into its place would be skipped, and the sweep's cursor would then pass
+        # it for good. Each page therefore restarts from the last updated_at seen (GitLab's
+        # updated_after is inclusive, and so is the protocol: the sweep drops repeats); only a
+        # page that is all one timestamp moves on by page number. Group issues have no keyset.
+        path = f"/groups/{enc(group.strip('/'))}/issues"
+        per_page, page, cursor = self._http.per_page, 1, after
+        seen: set[tuple[Any, Any]] = set()
+        for _ in range(MAX_PAGES):
+            query = {"order_by": "updated_at", "sort": "asc", "scope": "all"}
+            query.update({"per_page": str(per_page), "page": str(page)})
+            if cursor:
+                query["updated_after"] = cursor
+            items = self._http.json("issues", path, query)
+            if not isinstance(items, list):
+                raise ForgeError("bad data", f"GET {path}: a listing that is not a JSON list")
+            for data in items:
+                key = (data.get("id") if isinstance(data, dict) else None, _issue(data).updated_at)
+                if key not in seen:
+                    seen.add(key)
+                    yield _issue(data)
+            if len(items) < per_page:
+                return
+            last = _get(items[-1], "updated_at", str)
+            page = page + 1 if last == cursor else 1
+            cursor = last
+            seen = {k for k in seen if k[1] is not None and k[1] >= (_stamp(last) or "")}
+        raise ForgeError("bad data", f"GET {path}: more than {MAX_PAGES} pages")
 
     def issue_notes(self, issue: Issue) -> Iterator[Note]:
         project = issue.project_id if issue.project_id is not None else issue.project

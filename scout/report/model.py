@@ -1,0 +1,61 @@
+"""What the report shows, gathered from the store into plain JSON-able values.
+
+The signpost audit is passed in already summarised (``scout/`` does not import ``signposts/``:
+the CLI computes it with :mod:`signposts.audit`), so this module only reads the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from scout.gaps import gaps
+from scout.store import Store, now
+
+MAX_GAPS = 50  # the head of the backlog is what a maintainer acts on
+
+
+@dataclass(frozen=True)
+class Report:
+    generated_at: str
+    gaps: list[dict[str, Any]]  # GapGroup.to_json(), ranked
+    gaps_total: int
+    summary: dict[str, Any]  # signposts.audit.Summary.to_json()
+    rejections: list[dict[str, Any]]  # signposts.audit.rejections()
+    target_links: dict[str, str]  # accepted target key -> a permalink of its first passage
+    projects: list[dict[str, Any]]
+    sweep: dict[str, Any]  # Store.sweep_state()
+
+
+def collect(store: Store, *, summary: dict[str, Any], rejections: list[dict[str, Any]]) -> Report:
+    """Everything the page shows; ``summary`` and ``rejections`` come from signposts.audit."""
+    backlog = gaps(store)
+    counts = store.passage_counts()
+    projects = [
+        {
+            "path": p.path,
+            "visibility": p.visibility,
+            "default_branch": p.default_branch,
+            "web_url": p.web_url,
+            "indexed_sha": p.indexed_sha,
+            "indexed_at": p.indexed_at,
+            "passages": counts.get(p.path, {}).get("corpus", 0),
+            "signpost_passages": counts.get(p.path, {}).get("signpost", 0),
+        }
+        for p in store.projects().values()
+    ]
+    links = {}
+    for target in summary.get("top_accepted_targets", []):
+        passages = store.target_passages(target["target"])
+        if passages:
+            links[target["target"]] = passages[0].url
+    return Report(
+        generated_at=now(),
+        gaps=[g.to_json() for g in backlog[:MAX_GAPS]],
+        gaps_total=len(backlog),
+        summary=summary,
+        rejections=rejections,
+        target_links=links,
+        projects=projects,
+        sweep=store.sweep_state(),
+    )

@@ -1,0 +1,208 @@
+"""`scout report --html`: one self-contained page, checked as text and rendered in headless
+Chromium, with untrusted text (questions, references, URLs) kept inert."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scout.demo.estate import build_demo_estate
+from scout.report import Report, render_html
+from scout.store import Store
+
+DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
+CHROMIUM = Path("/usr/bin/chromium")
+HOSTILE = "<script>document.title='pwned'</script> how do I rotate the flux capacitor?"
+SCOUT = [sys.executable, "-m", "scout"]
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of the swept demo estate, with a hostile question declined twice."""
+    root = tmp_path_factory.mktemp("report")
+    build_demo_estate(root / "estate")
+    config = root / "scout.toml"
+    config.write_text(DEMO_CONFIG.read_text(), encoding="utf-8")
+    for command in ("index", "sweep"):
+        subprocess.run([*SCOUT, "--config", str(config), command], check=True, capture_output=True)
+    with Store.open(root / "scout.db") as store:
+        for n, (question, outcome) in enumerate(
+            [
+                (HOSTILE.upper(), "declined"),
+                ("where is the on-call rota?", "declined"),
+                (HOSTILE, "declined"),  # the latest wording is the one shown
+                ("how do I rotate deploy keys?", "answered"),
+            ]
+        ):
+            store.log_question(
+                question=question,
+                outcome=outcome,
+                reason=None if outcome == "answered" else "no passage covers the question",
+                provider="offline",
+                passages=0,
+                latency_ms=1,
+                asked_at=f"2026-11-0{n + 1}T00:00:00Z",
+            )
+    target = root / "report.html"
+    done = subprocess.run(
+        [*SCOUT, "--config", str(config), "report", "--html", str(target), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.startswith('{\n  "html": ')
+    return target
+
+
+def test_the_page_is_self_contained_and_escapes_questions(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert "<script" not in text.lower()
+    assert "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;" in text
+    assert not re.search(r"<(link|img|iframe|object|embed)\b|\ssrc=|@import|url\(", text)
+    assert "Content-Security-Policy" in text and "default-src 'none'" in text
+    hosts = set(re.findall(r'href="https?://([^/"]+)', text))
+    assert hosts == {"gitlab.acme.example", "docs.acme.example"}
+
+
+def _hostile_report() -> Report:
+    evil = '"><script>alert(1)</script><a href="'
+    return Report(
+        generated_at=evil,
+        gaps=[
+            {
+                "question": evil,
+                "count": 1,
+                "reasons": [evil],
+                "first_seen": evil,
+                "last_seen": evil,
+            }
+        ],
+        gaps_total=1,
+        summary={
+            "total": 1,
+            "status": {"accepted": 0, "rejected": 1, "withdrawn": 0},
+            "check": {"resolves": 1},
+            "reasons": [],
+            "kind": {"file": {"accepted": 0, "rejected": 1}},
+            "top_issues": [
+                {"project": evil, "iid": 1, "url": "javascript:alert(1)", "rejected": 1, "total": 1}
+            ],
+            "top_accepted_targets": [],
+            "top_rejected_targets": [
+                {"reference": evil, "check": "resolves", "reason": evil, "count": 1}
+            ],
+            "all_rejected_issues": {"issues": 1, "of": 1, "share": 1.0},
+        },
+        rejections=[
+            {
+                "check": "resolves",
+                "reason": evil,
+                "count": 1,
+                "more": 0,
+                "verdicts": [
+                    {
+                        "id": 1,
+                        "state": "rejected",
+                        "kind": "file",
+                        "reference": evil,
+                        "reference_url": "data:text/html,<script>alert(1)</script>",
+                        "reason": evil,
+                        "issue": {"project": evil, "iid": 1, "url": f"https://x.example/{evil}"},
+                        "checked_at": evil,
+                    }
+                ],
+            }
+        ],
+        target_links={},
+        projects=[
+            {
+                "path": evil,
+                "visibility": evil,
+                "default_branch": evil,
+                "web_url": "javascript:alert(1)",
+                "indexed_sha": evil,
+                "indexed_at": evil,
+                "passages": 1,
+                "signpost_passages": 0,
+            }
+        ],
+        sweep={"cursors": {evil: evil}, "issues": 1, "last_read_at": evil, "last_checked_at": None},
+    )
+
+
+def test_every_field_is_escaped_and_only_http_links_are_made() -> None:
+    text = render_html(_hostile_report())
+    assert "<script" not in text
+    assert 'href="javascript:' not in text and 'href="data:' not in text
+    assert text.count("&lt;script&gt;") >= 12
+    # The one http link keeps its hostile tail inside the attribute, quoted.
+    assert 'href="https://x.example/&quot;&gt;&lt;script&gt;' in text
+
+
+# ---------------------------------------------------------------------- headless Chromium
+def _dom(page: Path, tmp_path: Path) -> str:
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium is absent: install Debian's chromium (.ci/run does)")
+    done = subprocess.run(
+        [
+            str(CHROMIUM),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'chromium'}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def _counts(dom: str) -> dict[str, Any]:
+    return {name: int(n) for name, n in re.findall(r'<span id="([^"]+)">(\d+)</span>', dom)}
+
+
+def test_chromium_renders_the_counts_and_runs_no_script(page: Path, tmp_path: Path) -> None:
+    dom = _dom(page, tmp_path)
+    assert "<title>Scout report</title>" in dom  # the hostile question did not retitle it
+    assert "<script" not in dom.lower()
+    assert "&lt;script&gt;document.title='pwned'&lt;/script&gt;" in dom.lower().replace(
+        "&#x27;", "'"
+    )
+    counts = _counts(dom)
+    expected = {
+        "gaps-total": 2,
+        "gap-1-count": 2,
+        "gap-2-count": 1,
+        "signposts-total": 32,
+        "status-accepted": 16,
+        "status-rejected": 16,
+        "status-withdrawn": 0,
+        "check-corpus_rules": 5,
+        "check-resolves": 10,
+        "check-addresses": 1,
+        "kind-file-accepted": 8,
+        "kind-file-rejected": 7,
+        "all-rejected-issues": 1,
+        "issues-with-signposts": 7,
+        "issues-known": 8,  # one more: an issue of the private project, dropped unread
+        "rejection-group-1": 2,
+    }
+    assert {name: counts.get(name) for name in expected} == expected
+    assert counts["projects-total"] == len([n for n in counts if n.startswith("passages-")])
+    assert counts["passages-acme/handbook"] > 0
