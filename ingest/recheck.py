@@ -1,0 +1,100 @@
+"""Re-validation of stored verdicts against the current heads (``scout signposts recheck``).
+
+Only corpus rules and resolves can run again: the addresses judgement needs the issue's question,
+which is not stored (invariant 1). So an accepted verdict keeps its addresses judgement while its
+target holds, a withdrawn one is reinstated once its target holds again, and a verdict never
+accepted is reported, not stored: its issue's next change re-judges it in full.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from ingest.sweep import new_signpost, reference_from_json
+from scout.config import Config
+from scout.forge.base import Forge
+from scout.store import SignpostRow, Store
+from signposts import audit
+
+
+def _outcome(status: str, check: str | None, reason: str, sha: str | None) -> dict[str, Any]:
+    return {"status": status, "check": check, "reason": reason, "sha": sha}
+
+
+def _same(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """No change worth reporting: same status and check, an accepted target read at the same sha,
+    a rejection for the same class of reason (its text names the head, which moves)."""
+    if (before["status"], before["check"]) != (after["status"], after["check"]):
+        return False
+    if after["status"] == "accepted":
+        return bool(before["sha"] == after["sha"])
+    return audit.reason_class(before["reason"]) == audit.reason_class(after["reason"])
+
+
+def _recheck_one(store: Store, validator: Any, row: SignpostRow) -> dict[str, Any] | None:
+    """Re-validate one verdict; store it when it changed and was ever accepted. None: unchanged.
+
+    Only corpus rules and resolves can be run again: the addresses judgement needs the issue's
+    question, which is not stored (invariant 1). So an accepted verdict keeps its addresses
+    judgement while its target holds, a withdrawn one is reinstated once its target holds again,
+    and a verdict never accepted is reported, not stored: its issue's next change re-judges it.
+    """
+    verdict = validator.recheck(reference_from_json(row.reference_json))
+    before = _outcome(audit.state(row), row.check_name, row.reason, row.target_sha)
+    if row.status == "accepted" or row.withdrawn_at:
+        new = new_signpost(verdict)
+        if new.status == "accepted" and row.status == "accepted":
+            kept = [c for c in json.loads(row.checks) if c["check"] == "addresses"]
+            new = dataclasses.replace(
+                new, reason=row.reason, checks=json.dumps(json.loads(new.checks) + kept)
+            )
+        state = "accepted" if new.status == "accepted" else "withdrawn"
+        after = _outcome(state, new.check_name, new.reason, new.target_sha)
+        if _same(before, after) and (state != "accepted" or new.target == row.target):
+            return None
+        store.revalidated(row.id, new, verdict.passages)
+        stored = True
+    else:
+        if verdict.status == "accepted":
+            if row.check_name == "addresses":
+                return None
+            after = _outcome(
+                "rejected",
+                "addresses",
+                f"now resolves ({verdict.reason}); not judged against the issue's question "
+                "until the issue next changes",
+                verdict.target_sha,
+            )
+        else:
+            after = _outcome("rejected", verdict.check, verdict.reason, verdict.target_sha)
+        if _same(before, after):
+            return None
+        stored = False
+    issue = {"project": row.issue_project, "iid": row.issue_iid, "url": row.issue_url}
+    return {
+        "id": row.id,
+        "kind": row.kind,
+        "reference": row.reference,
+        "issue": issue,
+        "before": before,
+        "after": after,
+        "stored": stored,
+    }
+
+
+def recheck_verdicts(
+    config: Config, forge: Forge, store: Store, rows: list[SignpostRow]
+) -> dict[str, Any]:
+    """Re-validate ``rows`` against the current heads; what changed, in ``rows`` order."""
+    from scout.corpus.rules import CorpusRules
+    from scout.providers import make_provider
+    from signposts.cache import CachedForge
+    from signposts.validate import Validator
+
+    provider = make_provider(config.answer.provider, model=config.answer.model)
+    rules = CorpusRules(tuple(config.forge.groups), config.corpus)
+    validator = Validator(CachedForge(forge), rules, provider, config.docs_site)
+    changed = [c for row in rows if (c := _recheck_one(store, validator, row)) is not None]
+    return {"rechecked": len(rows), "changed": changed}
