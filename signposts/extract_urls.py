@@ -222,7 +222,9 @@ def _blob(parts: SplitUrl, project: str, rest: list[str], origin: Origin) -> Ref
     else:
         sha = path = None
         ref_segments = clean_segments(rest)
-        if ref_segments is None or len(ref_segments) < 2:
+        # the first segment always belongs to the ref: a ``..`` that climbs into it (often
+        # percent-encoded, ``%2e%2e%2f``) would turn the link into another ref, so it is refused
+        if ref_segments is None or len(ref_segments) < 2 or clean_segments(rest[1:]) is None:
             return None
         ref_path = written = "/".join(ref_segments)
     reference = f"{project}/-/blob/{written}{lines_fragment(lines)}"

@@ -9,27 +9,28 @@ GitLabForge whose timeout and page size are small enough for a test.
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from scout.cli.main import cli
 from scout.config import load_config
 from scout.corpus.index import index_estate
-from scout.cli.main import cli
 from scout.corpus.rules import CorpusRules
 from scout.errors import ForgeError
 from scout.forge.gitlab import GitLabForge
 from scout.providers import make_provider
 from scout.store import Store
-from tests.gitlab_server.server import GitLabServer
 from tests.conftest import Result
+from tests.gitlab_server.server import GitLabServer
 from tests.test_gitlab_paths import (
     TOKEN,
     TOKEN_ENV,
@@ -43,6 +44,7 @@ from tests.test_gitlab_paths import (
 pytestmark = pytest.mark.faults
 
 INJECTED: list[str] = []  # every fault schedule used, for the README's figures
+_RUNS = itertools.count()  # one store folder per case on the shared server
 
 
 @pytest.fixture
@@ -125,29 +127,32 @@ def _assert_one_line_failure(stderr: str, reason: str) -> None:
 
 ARCHIVE, HEAD, LISTING = "/repository/archive", "/repository/branches/", "/groups/acme/projects"
 
+
+def fault(kind: str, match: str, times: int | None = 1, **options: Any) -> dict[str, Any]:
+    return {"fault": kind, "match": match, "times": times, **options}
+
+
 # (faults, expected exit, reason when it fails); retries back off 0.5 s, 1 s, 2 s
+ISSUES, NOTES, MRS = "/groups/acme/issues", "/notes", "/merge_requests/"
+LEDGER_ARCHIVE = r"/projects/{ledger}/repository/archive"
 INDEX_CASES = {
-    "429_with_retry_after_is_waited_out": ([{"fault": "429", "match": ARCHIVE, "retry_after": 1}], 0, None),
-    "429_without_retry_after_backs_off": ([{"fault": "429", "match": HEAD}], 0, None),
-    "two_500s_then_success": ([{"fault": "500", "match": ARCHIVE, "times": 2}], 0, None),
-    "502_and_503_bursts": (
-        [{"fault": "502", "match": LISTING}, {"fault": "503", "match": HEAD, "times": 2}], 0, None,
-    ),
-    "dropped_connections_then_success": ([{"fault": "drop", "match": ARCHIVE, "times": 2}], 0, None),
-    "truncated_archives_fall_back_to_files": ([{"fault": "truncate", "match": ARCHIVE, "times": None}], 0, None),
-    "rate_limited_for_good": ([{"fault": "429", "match": HEAD, "times": None, "retry_after": 0}], 5, "rate limited"),
-    "server_error_on_the_second_project": (
-        [{"fault": "503", "match": r"/projects/{ledger}/repository/archive", "times": None}], 5, "server error",
-    ),
-    "truncated_json_listing": ([{"fault": "truncate", "match": LISTING}], 5, "bad data"),
-}  # fmt: skip
+    "429_with_retry_after_is_waited_out": ([fault("429", ARCHIVE, retry_after=1)], 0, None),
+    "429_without_retry_after_backs_off": ([fault("429", HEAD)], 0, None),
+    "two_500s_then_success": ([fault("500", ARCHIVE, 2)], 0, None),
+    "502_and_503_bursts": ([fault("502", LISTING), fault("503", HEAD, 2)], 0, None),
+    "dropped_connections_then_success": ([fault("drop", ARCHIVE, 2)], 0, None),
+    "truncated_archives_fall_back_to_files": ([fault("truncate", ARCHIVE, None)], 0, None),
+    "rate_limited_for_good": ([fault("429", HEAD, None, retry_after=0)], 5, "rate limited"),
+    "server_error_on_the_second_project": ([fault("503", LEDGER_ARCHIVE, None)], 5, "server error"),
+    "truncated_json_listing": ([fault("truncate", LISTING)], 5, "bad data"),
+}
 
 
 @pytest.mark.parametrize(("faults", "code", "reason"), INDEX_CASES.values(), ids=INDEX_CASES)
 def test_index_under_forge_faults_completes_or_stops_cleanly_and_recovers(
     shared: Shared, fresh: Served, faults: list[dict[str, Any]], code: int, reason: str | None
 ) -> None:
-    config = fresh.config(f"index-{len(INJECTED)}")
+    config = fresh.config(f"index-{next(_RUNS)}")
     db = config.parent / "scout.db"
     _inject(fresh, faults)
     done = invoke(config, "index", "--json")
@@ -163,23 +168,25 @@ def test_index_under_forge_faults_completes_or_stops_cleanly_and_recovers(
 
 
 SWEEP_CASES = {
-    "429_on_the_issue_listing": ([{"fault": "429", "match": "/groups/acme/issues", "retry_after": 0.2}], 0, None),
-    "500s_on_notes": ([{"fault": "500", "match": "/notes", "times": 2}], 0, None),
-    "dropped_merge_request_lookups": ([{"fault": "drop", "match": "/merge_requests/"}], 0, None),
-    "truncated_archive_of_a_target": ([{"fault": "truncate", "match": ARCHIVE, "times": None}], 0, None),
+    "429_on_the_issue_listing": ([fault("429", ISSUES, retry_after=0.2)], 0, None),
+    "500s_on_notes": ([fault("500", NOTES, 2)], 0, None),
+    "dropped_merge_request_lookups": ([fault("drop", MRS)], 0, None),
+    "truncated_archive_of_a_target": ([fault("truncate", ARCHIVE, None)], 0, None),
     "merge_requests_rate_limited_for_good": (
-        [{"fault": "429", "match": "/merge_requests/", "times": None, "retry_after": 0}], 5, "rate limited",
+        [fault("429", MRS, None, retry_after=0)],
+        5,
+        "rate limited",
     ),
-    "truncated_issue_listing": ([{"fault": "truncate", "match": "/groups/acme/issues"}], 5, "bad data"),
-    "notes_dropped_for_good": ([{"fault": "drop", "match": "/notes", "times": None}], 5, "unreachable"),
-}  # fmt: skip
+    "truncated_issue_listing": ([fault("truncate", ISSUES)], 5, "bad data"),
+    "notes_dropped_for_good": ([fault("drop", NOTES, None)], 5, "unreachable"),
+}
 
 
 @pytest.mark.parametrize(("faults", "code", "reason"), SWEEP_CASES.values(), ids=SWEEP_CASES)
 def test_sweep_under_forge_faults_completes_or_stops_cleanly_and_recovers(
     shared: Shared, fresh: Served, faults: list[dict[str, Any]], code: int, reason: str | None
 ) -> None:
-    config = fresh.config(f"sweep-{len(INJECTED)}")
+    config = fresh.config(f"sweep-{next(_RUNS)}")
     db = config.parent / "scout.db"
     shutil.copy(shared.indexed_db, db)
     _inject(fresh, faults)
@@ -239,8 +246,10 @@ def test_a_forge_that_stays_slow_stops_the_index_as_unreachable(served: Served) 
     assert "ReadTimeout after 2 attempt(s)" in str(caught.value)
 
 
-def _when_logged(server: GitLabServer, needle: str, action: Callable[[], None]) -> threading.Thread:
-    """Run ``action`` once the server has answered a request whose path and query hold ``needle``."""
+def _when_logged(
+    server: GitLabServer, needle: str, action: Callable[[], object]
+) -> threading.Thread:
+    """Run ``action`` once the server has answered a request whose target holds ``needle``."""
 
     def watch() -> None:
         for _ in range(2000):

@@ -33,6 +33,7 @@ pytestmark = pytest.mark.faults
 
 FAKE_CLAUDE = Path(__file__).parent / "fakes" / "fake_claude.py"
 QUESTION = "How do I rotate keys?"
+KEY = "ANTHROPIC_API_KEY"
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -198,8 +199,9 @@ def api_dir(tmp_path: Path) -> Iterator[Path]:
 ANTHROPIC_FAILURES = {
     "server_error_5xx": (["500"], "scout: the API failed with HTTP 500 after 2 retries\n"),
     "overloaded_529": (["529"], "scout: the API failed with HTTP 529 after 2 retries\n"),
-    "unauthorized_401": (["401"], "scout: the API rejected ANTHROPIC_API_KEY (401): check the key\n"),
-    "rate_limited_429": (["429"], "scout: rate limited by the API (429) after 2 retries: try later\n"),
+    "unauthorized_401": (["401"], f"scout: the API rejected {KEY} (401): check the key\n"),
+    "rate_limited_429": (["429"], "scout: rate limited by the API (429) after 2 retries: try "
+                                  "later\n"),
     "invalid_json": (["malformed"], None),
     "schema_invalid_json": (["schema_invalid"], None),
     "no_content": (["no_content"], None),
@@ -232,7 +234,12 @@ def test_anthropic_transient_errors_then_success_answers(api_dir: Path) -> None:
 
 
 def test_anthropic_reply_failing_the_citation_check_is_a_decline(api_dir: Path) -> None:
-    output: dict[str, Any] = {"answer": "Run it [4].", "cited": [4], "declined": False, "reason": ""}
+    output: dict[str, Any] = {
+        "answer": "Run it [4].",
+        "cited": [4],
+        "declined": False,
+        "reason": "",
+    }
     with _MessagesAPI(["success"], output=output) as api:
         env = _env(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY="sk-test")
         done = _ask(api_dir / "scout.toml", env)

@@ -1,4 +1,4 @@
-"""``scout index`` and ``scout sweep`` with ``forge.kind = "gitlab"`` over the GitLab API test server.
+"""``scout index`` and ``scout sweep`` with ``forge.kind = "gitlab"`` over the GitLab test server.
 
 The demo estate is built with the server's own URL (``build_demo_estate(url=server.url)``), so
 its issue links point at the configured forge and extraction accepts them. The server is started

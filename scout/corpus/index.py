@@ -144,9 +144,10 @@ def index_estate(
             summary.projects_unchanged += 1
             continue
         progress(f"indexing {project.path} at {head[:12]}")
-        count = store.replace_project(
-            row, project_passages(forge, rules, project, head, summary.skipped)
-        )
+        # Read everything first: the write transaction must not wait on the forge (an archive
+        # download would hold the database's write lock and stall a concurrent sweep).
+        passages = list(project_passages(forge, rules, project, head, summary.skipped))
+        count = store.replace_project(row, passages)
         summary.projects_indexed += 1
         summary.passages += count
     for path in sorted(set(stored) - seen):

@@ -107,13 +107,17 @@ class _Handler(BaseHTTPRequestHandler):
         if truncate:
             body = body[: len(body) // 2]
         owner._record(method, raw_path, query, response.status)
-        self.send_response(response.status)
-        for name, value in response.headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if method != "HEAD":
-            self.wfile.write(body)
+        try:
+            self.send_response(response.status)
+            for name, value in response.headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if method != "HEAD":
+                self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            # The client gave up first (a "slow" fault past its timeout): nothing to answer.
+            self.close_connection = True
 
 
 def _fault_response(kind: str, status: int, retry_after: float | None) -> Response:

@@ -1,0 +1,103 @@
+"""SIGKILL during ``scout index`` at seeded points: a re-run ends where an uninterrupted run does.
+
+Each project's passages are replaced in one transaction, so a kill loses at most the project in
+flight, and the next run (which re-reads every project whose indexed sha is not the head) finishes
+it. After every kill the database passes ``PRAGMA integrity_check``; after the re-run, every table
+index writes equals the uninterrupted run's, row for row.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from scout.demo.builder import EstateBuilder
+from tests.conftest import render_config
+from tests.test_gitlab_paths import integrity, state
+
+pytestmark = pytest.mark.faults
+
+PROJECTS = 30
+TRIALS = 10
+SEED = 20261129
+KILLS: list[int] = []  # projects committed at each kill, for the README's figures
+
+
+def _busy_estate(root: Path) -> Path:
+    """Many small projects, each with a few documents, so an index has many commit points."""
+    builder = EstateBuilder(root)
+    for n in range(PROJECTS):
+        files = {
+            f"docs/page{k}.md": "".join(
+                f"## Section {k}.{s}\n\nProject {n} explains widget{n}x{k}y{s} at length.\n\n"
+                for s in range(12)
+            )
+            for k in range(6)
+        }
+        builder.project(f"acme/p{n:02d}").commit({"README.md": f"# P{n}\n", **files}, "Docs")
+    builder.write()
+    return root
+
+
+def _committed(db: Path) -> int:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+        try:
+            return int(conn.execute("select count(*) from projects").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return -1
+
+
+def _index(config: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "scout", "--config", str(config), "index"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def test_sigkill_during_index_then_rerun_equals_an_uninterrupted_index(tmp_path: Path) -> None:
+    estate = _busy_estate(tmp_path / "estate")
+    reference = tmp_path / "reference" / "scout.toml"
+    reference.parent.mkdir()
+    reference.write_text(render_config(estate), encoding="utf-8")
+    started = time.monotonic()
+    assert _index(reference).wait() == 0
+    duration = time.monotonic() - started
+    expected = state(reference.parent / "scout.db")
+    assert len(expected["projects"]) == PROJECTS
+
+    rng = random.Random(SEED)
+    for trial in range(TRIALS):
+        config = tmp_path / f"trial{trial}" / "scout.toml"
+        config.parent.mkdir()
+        config.write_text(render_config(estate), encoding="utf-8")
+        db = config.parent / "scout.db"
+        process = _index(config)
+        # half the kills wait for a number of committed projects, half for a random moment
+        if trial % 2 == 0:
+            target = rng.randrange(0, PROJECTS)
+            while process.poll() is None and _committed(db) < target:
+                time.sleep(0.001)
+        else:
+            time.sleep(rng.uniform(0.2, duration))
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)
+            KILLS.append(_committed(db))
+        process.wait()
+        if db.exists():
+            assert integrity(db) == "ok", f"trial {trial}"
+        assert _index(config).wait() == 0
+        assert state(db) == expected, f"trial {trial}: killed after {KILLS[-1:]} projects"
+    # the kills must land at many different points, not all before or after the work
+    assert len(KILLS) >= TRIALS - 2 and len(set(KILLS)) >= 5, KILLS
