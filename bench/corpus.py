@@ -9,7 +9,6 @@ so a question drawn from a passage has a right answer and realistic competition.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import random
 import re
@@ -138,7 +137,8 @@ def passages(count: int, seed: int = 1, vocab: Vocabulary | None = None) -> Iter
 def question_for(passage: Passage, rng: random.Random) -> str:
     """A question a reader of ``passage`` might ask: its words, wrapped in everyday stop words."""
     stop = set(STOP)
-    words = [w for w in re.findall(r"[a-z][a-z0-9-]+", (passage.heading + " " + passage.body).lower())]
+    text = (passage.heading + " " + passage.body).lower()
+    words = re.findall(r"[a-z][a-z0-9-]+", text)
     content = [w for w in dict.fromkeys(words) if w not in stop]
     template = rng.choice(_TEMPLATES)
     needed = template.count("{")

@@ -119,7 +119,9 @@ def percentiles(samples: list[float]) -> dict[str, float]:
     }
 
 
-def timed(search: Callable[[str], list[int]], questions: list[str]) -> tuple[list[list[int]], list[float]]:
+def timed(
+    search: Callable[[str], list[int]], questions: list[str]
+) -> tuple[list[list[int]], list[float]]:
     results, seconds = [], []
     for question in questions:
         started = time.perf_counter()
@@ -143,24 +145,57 @@ def scout_search(store: Store) -> Callable[[str], list[int]]:
     return lambda question: [hit.id for hit in retrieve(store, question, TOP)]
 
 
-def measure(db: Path, engine: Tantivy, questions: list[str]) -> dict[str, Any]:
-    """Warm both engines, then time every question on each, twice, keeping the faster run."""
+def before_search(store: Store) -> Callable[[str], list[int]]:
+    """Scout's retrieval as it was before the benchmarks: one query, passages joined per match."""
+    sql = (
+        "select passages.id, bm25(passages_fts, ?, 1.0) as score "
+        "from passages_fts join passages on passages.id = passages_fts.rowid "
+        "where passages_fts match ? order by score limit ?"
+    )
+    columns = "passages.heading, passages.body, passages.url"
+    sql = sql.replace("select passages.id,", f"select passages.id, {columns},")
+
+    def search(question: str) -> list[int]:
+        match = " OR ".join(literal(t) for t in query_terms(question))
+        rows = store.db.execute(sql, [HEADING_WEIGHT, match, TOP]).fetchall()
+        return [row[0] for row in rows if row[-1] < -1e-4]
+
+    return search
+
+
+def measure(
+    db: Path, engines: dict[str, Tantivy], questions: list[str], repeat: int = 2
+) -> dict[str, Any]:
+    """Time every question on every engine (best of ``repeat`` runs each) and compare top 8s."""
     with Store.open(db) as store:
-        search = scout_search(store)
-        timed(search, questions[:20])
-        timed(engine.search, questions[:20])
-        ours, our_s = timed(search, questions)
-        _, our_s2 = timed(search, questions)
-        theirs, their_s = timed(engine.search, questions)
-        _, their_s2 = timed(engine.search, questions)
-    our_best = [min(a, b) for a, b in zip(our_s, our_s2, strict=True)]
-    their_best = [min(a, b) for a, b in zip(their_s, their_s2, strict=True)]
-    return {
-        "scout": percentiles(our_best),
-        "tantivy": percentiles(their_best),
-        "overlap_at_8": overlap(ours, theirs),
-        "results": ours,
-    }
+        searches: dict[str, Callable[[str], list[int]]] = {
+            "scout": scout_search(store),
+            "scout_before": before_search(store),
+            **{name: engine.search for name, engine in engines.items()},
+        }
+        figures: dict[str, Any] = {}
+        results: dict[str, list[list[int]]] = {}
+        for name, search in searches.items():
+            timed(search, questions[:20])
+            best: list[float] | None = None
+            for _ in range(repeat):
+                results[name], seconds = timed(search, questions)
+                best = (
+                    seconds
+                    if best is None
+                    else [min(a, b) for a, b in zip(best, seconds, strict=True)]
+                )
+            assert best is not None
+            figures[name] = percentiles(best)
+            if name == "scout_before":
+                figures["scout_before_seconds"] = best
+    reference = next(iter(engines))
+    for name in searches:
+        if name != reference:
+            agreement = overlap(results[name], results[reference])
+            figures[name]["overlap_at_8_vs_" + reference] = agreement
+    figures["scout"]["overlap_at_8_vs_before"] = overlap(results["scout"], results["scout_before"])
+    return figures
 
 
 @dataclass(frozen=True)
@@ -197,7 +232,9 @@ def diagnose(db: Path, questions: list[str], seconds: list[float]) -> dict[str, 
     return {
         "slowest_5pct_mean_postings": round(statistics.fmean(d.postings for d in slow)),
         "fastest_50pct_mean_postings": round(statistics.fmean(d.postings for d in fast)),
-        "slowest_5pct_mean_top_term_share": round(statistics.fmean(d.top_term_share for d in slow), 3),
+        "slowest_5pct_mean_top_term_share": round(
+            statistics.fmean(d.top_term_share for d in slow), 3
+        ),
         "correlation_latency_postings": round(
             statistics.correlation([d.seconds for d in rows], [float(d.postings) for d in rows]), 3
         ),

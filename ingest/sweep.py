@@ -4,6 +4,12 @@ Per issue, everything lands in one transaction with the group's cursor (verdicts
 passages, the issue's stored reference list), so a sweep killed at any point is finished by the
 next run with nothing lost and nothing doubled. Issue prose lives in memory only (invariant 1):
 it is extracted from, used as the question of the addresses check, and dropped.
+
+Forge latency dominates a sweep, and most of its requests are notes listings, one per issue with
+notes, which depend on nothing but the issue. So notes are fetched ahead by a small thread pool
+(at most ``CONCURRENCY`` requests in flight, ``READ_AHEAD`` issues ahead), while validation and
+every store write stay on the sweeping thread, in issue order, one transaction per issue. Notes
+are fetched ahead only for issues that will be read (changed, in a qualifying project).
 """
 
 from __future__ import annotations
@@ -13,15 +19,16 @@ import json
 import logging
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from scout.config import Config
 from scout.corpus.rules import CorpusRules
 from scout.errors import NotFound
-from scout.forge.base import Forge, Issue
+from scout.forge.base import Forge, Issue, Note
 from scout.providers.base import Provider
 from scout.store import IssueRow, NewSignpost, SignpostRow, Store
 from signposts.cache import CachedForge
@@ -31,6 +38,10 @@ from signposts.validate import Validator, Verdict, question_of
 
 log = logging.getLogger("scout.sweep")
 CHECKS = ("corpus_rules", "resolves", "addresses")
+# Notes requests in flight at once, and how many issues ahead of the one being written they are
+# fetched: bounded, so memory stays flat in the number of issues.
+CONCURRENCY = 4
+READ_AHEAD = 16
 
 
 @dataclass
@@ -137,10 +148,35 @@ class Sweep:
     # ------------------------------------------------------------------ issues
     def _sweep_group(self, group: str) -> None:
         scope = f"issues:{group}"
-        for issue in self.forge.issues_updated_after(group, self.store.cursor(scope)):
-            if self.stop.is_set():
-                return
-            self._one_issue(issue, scope)
+        pool = ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="scout-notes")
+        window: deque[tuple[Issue, Future[list[Note]] | None]] = deque()
+        try:
+            for issue in self.forge.issues_updated_after(group, self.store.cursor(scope)):
+                if self.stop.is_set():
+                    return
+                window.append((issue, self._notes_ahead(pool, issue)))
+                if len(window) > READ_AHEAD:
+                    ahead, notes = window.popleft()
+                    self._one_issue(ahead, scope, notes)
+            while window:
+                if self.stop.is_set():
+                    return
+                ahead, notes = window.popleft()
+                self._one_issue(ahead, scope, notes)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _notes_ahead(self, pool: ThreadPoolExecutor, issue: Issue) -> Future[list[Note]] | None:
+        """Start fetching the notes of an issue the sweep will read; None if it will not."""
+        if issue.user_notes_count <= 0:
+            return None
+        stored = self.store.issue(issue.project, issue.iid)
+        if stored is not None and stored.updated_at == issue.updated_at:
+            return None
+        if self._project_qualifies(issue.project) is not None:
+            return None
+        notes = self.forge.forge.issue_notes
+        return pool.submit(lambda: list(notes(issue)))
 
     def _project_qualifies(self, path: str) -> str | None:
         try:
@@ -150,7 +186,9 @@ class Sweep:
         verdict = self.rules.project(project)
         return None if verdict else f"issue_{verdict.reason}"
 
-    def _one_issue(self, issue: Issue, scope: str) -> None:
+    def _one_issue(
+        self, issue: Issue, scope: str, notes_ahead: Future[list[Note]] | None = None
+    ) -> None:
         summary = self.summary
         stored = self.store.issue(issue.project, issue.iid)
         cursor = (scope, issue.updated_at)
@@ -171,7 +209,8 @@ class Sweep:
         summary.issues_read += 1
         notes: list[str] = []
         if issue.user_notes_count > 0:
-            notes = [note.body for note in self.forge.issue_notes(issue)]
+            fetched = notes_ahead.result() if notes_ahead else self.forge.issue_notes(issue)
+            notes = [note.body for note in fetched]
             summary.notes_read += len(notes)
         extraction = extract_issue(
             issue.title, issue.description, notes, extract_context(self.config, issue.project)

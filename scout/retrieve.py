@@ -5,6 +5,12 @@ literal (embedded ``"`` doubled) and the literals are joined with OR, so ``NOT``
 ``-``, ``:``, ``^``, quotes, parentheses and column filters are plain words or dropped. There is no
 relevance threshold to configure (DESIGN.md invariant 9): an internal floor only drops passages
 matched by nothing but terms so common that FTS5 gives them no weight.
+
+Speed: FTS5's cost is bm25 evaluated on every row any term matches, so one common word makes a
+question slow (bench/ measured 90% of latency going there). Retrieval therefore ranks in two
+stages when the corpus is large: the rarest terms (together matching at most a small share of
+the corpus) pick the rows to rank, and those rows get their exact full-query score. Only rows
+matched by common terms alone are left out; they are the ones BM25 ranks last.
 """
 
 from __future__ import annotations
@@ -22,6 +28,10 @@ HEADING_WEIGHT = 5.0
 # FTS5 floors the idf of a term found in more than half the rows at 1e-6, so a passage matched by
 # such terms alone scores about -1e-6 per occurrence: that is noise, not evidence.
 NOISE_FLOOR = -1e-4
+# Two-stage ranking: the rare terms may match this share of the passages (and at least
+# MIN_RARE_ROWS, below which one full query is as cheap); see ``plan``.
+RARE_SHARE = 0.05
+MIN_RARE_ROWS = 2_000
 # Bounds the MATCH expression: FTS5's cost grows with every OR'd term.
 MAX_QUERY_TERMS = 48
 MAX_WORD_CHARS = 64
@@ -100,8 +110,61 @@ def build_query(question: str) -> str:
     return " OR ".join(literal(term) for term in check_question(question))
 
 
-def retrieve(store: Store, question: str, limit: int) -> list[PassageHit]:
-    """The top ``limit`` passages for ``question``, best first, noise dropped."""
+def rare_budget(passages: int) -> int:
+    """How many rows the rare terms of a question may match together."""
+    return max(MIN_RARE_ROWS, int(passages * RARE_SHARE))
+
+
+def plan(terms: list[str], counts: list[int], budget: int) -> tuple[list[str], list[str]]:
+    """Split terms into those to score and the rare ones whose rows are ranked.
+
+    ``counts`` are the terms' document frequencies (a count above ``budget`` may be capped).
+    Terms that match nothing go: they add nothing to any score. The rare terms are the rarest,
+    taken while their counts together stay within ``budget``. An empty rare list means "rank
+    every matching row": when every term is rare (nothing to save) or none is (no safe filter).
+    """
+    live = [(count, n, term) for n, (term, count) in enumerate(zip(terms, counts, strict=True))]
+    live = [item for item in live if item[0] > 0]
+    rare: list[tuple[int, int, str]] = []
+    total = 0
+    for item in sorted(live):
+        if total + item[0] > budget:
+            break
+        rare.append(item)
+        total += item[0]
+    scored = [term for _, _, term in sorted(live, key=lambda item: item[1])]
+    if len(rare) == len(live):
+        return scored, []
+    return scored, [term for _, _, term in sorted(rare, key=lambda item: item[1])]
+
+
+def retrieve(
+    store: Store, question: str, limit: int, *, budget: int | None = None
+) -> list[PassageHit]:
+    """The top ``limit`` passages for ``question``, best first, noise dropped.
+
+    ``budget`` overrides :func:`rare_budget` (for tests and benchmarks of the two stages).
+    """
     check_passages(limit)
-    hits = store.search(build_query(question), limit, heading_weight=HEADING_WEIGHT)
+    terms = check_question(question)
+    if budget is None:
+        total = store.passage_count()
+        if total <= MIN_RARE_ROWS:
+            return _ranked(store, terms, [], limit)
+        budget = rare_budget(total)
+    counts = [store.count_matches(literal(term), budget + 1) for term in terms]
+    scored, rare = plan(terms, counts, budget)
+    if not scored:
+        return []
+    hits = _ranked(store, scored, rare, limit)
+    if rare and len(hits) < limit:
+        # The rare terms' rows ran out before ``limit``: rank every row instead.
+        hits = _ranked(store, scored, [], limit)
+    return hits
+
+
+def _ranked(store: Store, terms: list[str], rare: list[str], limit: int) -> list[PassageHit]:
+    match = " OR ".join(literal(term) for term in terms)
+    within = " OR ".join(literal(term) for term in rare) if rare else None
+    hits = store.search(match, limit, heading_weight=HEADING_WEIGHT, within=within)
     return [hit for hit in hits if hit.score < NOISE_FLOOR]

@@ -342,22 +342,64 @@ class Store:
         return [PassageRecord(*row) for row in rows]
 
     # ------------------------------------------------------------------ retrieval
-    def search(self, match: str, limit: int, *, heading_weight: float) -> list[PassageHit]:
+    def search(
+        self,
+        match: str,
+        limit: int,
+        *,
+        heading_weight: float,
+        within: str | None = None,
+    ) -> list[PassageHit]:
         """Top passages for an FTS5 MATCH expression, BM25 with the heading column weighted.
 
-        ``match`` must come from ``scout.retrieve.build_query``: raw user text is not safe here.
+        ``match`` (and ``within``) must come from ``scout.retrieve``: raw user text is not safe
+        here. With ``within``, only rows matching it are ranked, each with its exact ``match``
+        score: FTS5's bm25 is a sum of independent per-phrase terms, so the score of
+        ``(match) AND (within)`` minus the score of ``within`` is the score of ``match``. That
+        scores the rows of the rare terms only, instead of every row of every common term.
+        The top rows are found first and joined to their passages after, so passage text is
+        read for ``limit`` rows, not for every match.
         """
+        bm25 = "bm25(passages_fts, ?, 1.0)"
         try:
+            if within is None:
+                top = self.db.execute(
+                    f"select rowid, {bm25} as score from passages_fts "
+                    "where passages_fts match ? order by score limit ?",
+                    [heading_weight, match, limit],
+                ).fetchall()
+            else:
+                query = f"select rowid, {bm25} from passages_fts where passages_fts match ?"
+                both = self.db.execute(
+                    query, [heading_weight, f"({match}) AND ({within})"]
+                ).fetchall()
+                alone = dict(self.db.execute(query, [heading_weight, within]).fetchall())
+                top = sorted(((r, s - alone[r]) for r, s in both), key=lambda x: (x[1], x[0]))
+                top = top[:limit]
+            if not top:
+                return []
+            marks = ", ".join("?" for _ in top)
             rows = self.db.execute(
-                f"select {_PASSAGE_COLUMNS}, passages.id, "
-                "bm25(passages_fts, ?, 1.0) as score "
-                "from passages_fts join passages on passages.id = passages_fts.rowid "
-                "where passages_fts match ? order by score limit ?",
-                [heading_weight, match, limit],
+                f"select passages.id, {_PASSAGE_COLUMNS} from passages "
+                f"where passages.id in ({marks})",
+                [rowid for rowid, _ in top],
             ).fetchall()
         except sqlite3.OperationalError as exc:
             raise StoreError(f"search failed on {self.path}: {exc}") from exc
-        return [PassageHit(*row) for row in rows]
+        found = {row[0]: (*row[1:], row[0]) for row in rows}
+        return [PassageHit(*(*found[rowid], score)) for rowid, score in top if rowid in found]
+
+    def count_matches(self, match: str, cap: int) -> int:
+        """How many rows match ``match``, counting no further than ``cap`` (bounded cost)."""
+        try:
+            row = self.db.execute(
+                "select count(*) from (select rowid from passages_fts "
+                "where passages_fts match ? limit ?)",
+                [match, cap],
+            ).fetchone()
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"search failed on {self.path}: {exc}") from exc
+        return int(row[0])
 
     # ------------------------------------------------------------------ issues and signposts
     def cursor(self, scope: str) -> str | None:

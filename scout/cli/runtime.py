@@ -12,13 +12,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from scout.config import Config, load_config
-from scout.forge.base import Forge
 from scout.store import Store
+
+if TYPE_CHECKING:
+    # only for annotations: commands that never open a forge do not import it
+    from scout.forge.base import Forge
 
 
 @dataclass

@@ -1,0 +1,84 @@
+"""The benchmark suite runs end to end in smoke mode, and two-stage retrieval keeps the results.
+
+The smoke run is the CI check that ``python -m bench.run`` still works (it needs the ``bench``
+extra, tantivy, and is skipped without it). The retrieval test drives the two-stage path on a
+corpus small enough for a test, by forcing a small rare-row budget, and compares it with the
+single full query it stands in for.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.corpus import Vocabulary, passages, questions
+from bench.retrieval import build_store
+from scout.retrieve import plan, retrieve
+from scout.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_smoke_run_prints_the_table_and_writes_every_figure(tmp_path: Path) -> None:
+    pytest.importorskip("tantivy")
+    out = tmp_path / "result.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--smoke", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert set(result) >= {"machine", "retrieval", "ask", "indexing", "memory", "sweep"}
+    retrieval = result["retrieval"]["2000"]
+    assert set(retrieval) >= {"scout", "scout_before", "tantivy_bm25f", "tantivy"}
+    assert retrieval["scout"]["overlap_at_8_vs_before"] == 1.0
+    assert set(result["ask"]["2000"]) >= {"wall_p50_ms", "startup_ms", "retrieval_ms", "rest_ms"}
+    assert result["indexing"]["unchanged_forge_requests"].keys() <= {"projects", "head"}
+    sweep = result["sweep"]["40"]
+    assert sweep["issues"] == 40 and sweep["forge_requests"] >= sweep["rest_minimum"]
+    assert "scout p50 / tantivy p50" in done.stdout and "written:" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("terms", "counts", "budget", "expected"),
+    [
+        (["a", "b"], [10, 20], 100, (["a", "b"], [])),  # all rare: one full query
+        (["a", "b"], [500, 900], 100, (["a", "b"], [])),  # none rare: one full query
+        (["a", "b", "c"], [500, 3, 40], 100, (["a", "b", "c"], ["b", "c"])),
+        (["a", "b", "c"], [500, 60, 50], 100, (["a", "b", "c"], ["c"])),  # rarest first, in budget
+        (["a", "gone", "c"], [500, 0, 7], 100, (["a", "c"], ["c"])),  # matching nothing: dropped
+        (["gone"], [0], 100, ([], [])),
+    ],
+    ids=["all_rare", "none_rare", "rare_kept_in_order", "budget_stops", "unmatched", "nothing"],
+)
+def test_plan_ranks_the_rows_of_the_rarest_terms_within_budget(
+    terms: list[str], counts: list[int], budget: int, expected: tuple[list[str], list[str]]
+) -> None:
+    assert plan(terms, counts, budget) == expected
+
+
+def test_two_stage_retrieval_agrees_with_the_full_query(tmp_path: Path) -> None:
+    vocab = Vocabulary(3)
+    db = tmp_path / "scout.db"
+    build_store(db, passages(2_500, seed=3, vocab=vocab))
+    asked = questions(list(passages(2_500, seed=3, vocab=vocab)), 80, seed=3)
+    with Store.open(db) as store:
+        full = [[h.id for h in retrieve(store, q, 8, budget=10**9)] for q in asked]
+        staged = [[h.id for h in retrieve(store, q, 8, budget=150)] for q in asked]
+        for q in asked[:20]:
+            scores = {h.id: h.score for h in retrieve(store, q, 8, budget=10**9)}
+            for hit in retrieve(store, q, 8, budget=150):
+                if hit.id in scores:
+                    # the two-stage score of a row is its exact full-query score
+                    assert hit.score == pytest.approx(scores[hit.id], rel=1e-9, abs=1e-9)
+    shares = [len(set(a) & set(b)) / max(1, len(b)) for a, b in zip(staged, full, strict=True)]
+    assert statistics.fmean(shares) >= 0.9
+    assert sum(a == b for a, b in zip(staged, full, strict=True)) >= len(asked) // 2
