@@ -136,7 +136,14 @@ class GitLabForge:
         return sorted(self._load(project, sha).entries.values(), key=lambda e: e.path)
 
     def read(self, project: Project, sha: str, path: str) -> bytes:
-        snapshot = self._load(project, sha)
+        if self._snapshot_key != (_key(project), sha):
+            # Not the snapshot being indexed: one raw request beats downloading a whole
+            # archive for a single file (signpost validation reads one file of many heads).
+            body = self._raw(project, sha, path)
+            if body is None:
+                raise NotFound(f"{path} at {sha[:12]} in {project.path}")
+            return body
+        snapshot = self._snapshot
         entry = snapshot.entries.get(path)
         if entry is None or entry.kind == "submodule":
             raise NotFound(f"{path} at {sha[:12]} in {project.path}")
@@ -294,7 +301,14 @@ class GitLabForge:
             except NotFound:
                 return None
             return RefPath(parts[0], "/".join(parts[1:]), parts[0])
-        for cut in range(len(parts) - 1, 0, -1):
+        # Most links name the default branch: try it first, then the longest candidates.
+        cuts = list(range(len(parts) - 1, 0, -1))
+        if project.default_branch:
+            branch_parts = project.default_branch.split("/")
+            if parts[: len(branch_parts)] == branch_parts and len(branch_parts) < len(parts):
+                cuts.remove(len(branch_parts))
+                cuts.insert(0, len(branch_parts))
+        for cut in cuts:
             ref = "/".join(parts[:cut])
             for kind in ("branches", "tags"):
                 try:

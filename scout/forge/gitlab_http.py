@@ -17,6 +17,7 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Container, Iterator
@@ -140,7 +141,10 @@ class Transport:
         self.per_page = max(1, min(per_page, PER_PAGE))
         self.requests = counter
         self._sleep = sleep
-        self._last: requests.Response | None = None
+        # The sweep fetches notes from worker threads: each thread remembers its own last answer,
+        # and the request counter is updated under a lock so the figures stay exact.
+        self._local = threading.local()
+        self._count_lock = threading.Lock()
         session = requests.Session()
         # python-gitlab's errors drop the headers; the hook keeps Retry-After of the last answer.
         session.hooks["response"].append(self._remember)
@@ -156,8 +160,12 @@ class Transport:
     def __repr__(self) -> str:
         return f"Transport({self.public_url!r})"
 
+    @property
+    def _last(self) -> requests.Response | None:
+        return getattr(self._local, "last", None)
+
     def _remember(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
-        self._last = response
+        self._local.last = response
 
     def close(self) -> None:
         self._gl.session.close()
@@ -179,8 +187,9 @@ class Transport:
         attempt = 0
         where = f"{method.upper()} {path.split('?', 1)[0]}"
         while True:
-            self.requests[kind] += 1
-            self._last = None
+            with self._count_lock:
+                self.requests[kind] += 1
+            self._local.last = None
             try:
                 response = self._gl.http_request(
                     method,
