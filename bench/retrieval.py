@@ -211,7 +211,7 @@ class Diagnosis:
 def diagnose(db: Path, questions: list[str], seconds: list[float]) -> dict[str, Any]:
     """Relate latency to the document frequencies of the query's terms (via fts5vocab)."""
     with Store.open(db) as store:
-        conn = store.db.conn
+        conn = store.db
         conn.execute(
             "create virtual table if not exists temp.bench_vocab "
             "using fts5vocab(main, passages_fts, 'row')"

@@ -12,7 +12,7 @@ import dataclasses
 import json
 from typing import Any
 
-from ingest.sweep import new_signpost, reference_from_json
+from ingest.records import new_signpost, reference_from_json
 from scout.config import Config
 from scout.forge.base import Forge
 from scout.store import SignpostRow, Store
@@ -33,7 +33,7 @@ def _same(before: dict[str, Any], after: dict[str, Any]) -> bool:
     return audit.reason_class(before["reason"]) == audit.reason_class(after["reason"])
 
 
-def _recheck_one(store: Store, validator: Any, row: SignpostRow) -> dict[str, Any] | None:
+def recheck_one(store: Store, validator: Any, row: SignpostRow) -> dict[str, Any] | None:
     """Re-validate one verdict; store it when it changed and was ever accepted. None: unchanged.
 
     Only corpus rules and resolves can be run again: the addresses judgement needs the issue's
@@ -96,5 +96,5 @@ def recheck_verdicts(
     provider = make_provider(config.answer.provider, model=config.answer.model)
     rules = CorpusRules(tuple(config.forge.groups), config.corpus)
     validator = Validator(CachedForge(forge), rules, provider, config.docs_site)
-    changed = [c for row in rows if (c := _recheck_one(store, validator, row)) is not None]
+    changed = [c for row in rows if (c := recheck_one(store, validator, row)) is not None]
     return {"rechecked": len(rows), "changed": changed}

@@ -14,8 +14,6 @@ are fetched ahead only for issues that will be read (changed, in a qualifying pr
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import logging
 import threading
 import time
@@ -25,16 +23,18 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.recheck import recheck_one
+from ingest.records import new_signpost
 from scout.config import Config
 from scout.corpus.rules import CorpusRules
 from scout.errors import NotFound
 from scout.forge.base import Forge, Issue, Note
 from scout.providers.base import Provider
-from scout.store import IssueRow, NewSignpost, SignpostRow, Store
+from scout.store import IssueRow, SignpostRow, Store
 from signposts.cache import CachedForge
 from signposts.extract import extract_issue
-from signposts.references import DocsSite, ExtractContext, Reference
-from signposts.validate import Validator, Verdict, question_of
+from signposts.references import DocsSite, ExtractContext
+from signposts.validate import Validator, question_of
 
 log = logging.getLogger("scout.sweep")
 CHECKS = ("corpus_rules", "resolves", "addresses")
@@ -78,35 +78,6 @@ def extract_context(config: Config, project: str | None) -> ExtractContext:
         gitlab_url=config.forge.url,
         docs_sites=tuple(DocsSite(s.url, s.project, s.root) for s in config.docs_site),
         project=project,
-    )
-
-
-def reference_json(reference: Reference) -> str:
-    return json.dumps(dataclasses.asdict(reference), sort_keys=True)
-
-
-def reference_from_json(text: str) -> Reference:
-    data = json.loads(text)
-    if data.get("lines") is not None:
-        data["lines"] = tuple(data["lines"])
-    return Reference(**data)
-
-
-def new_signpost(verdict: Verdict) -> NewSignpost:
-    return NewSignpost(
-        kind=verdict.reference.kind,
-        reference=verdict.reference.reference,
-        status=verdict.status,
-        check_name=verdict.check,
-        reason=verdict.reason,
-        target_project=verdict.target_project,
-        target_path=verdict.target_path,
-        target_lines=verdict.target_lines,
-        target_sha=verdict.target_sha,
-        target=verdict.target,
-        reference_json=reference_json(verdict.reference),
-        checks=json.dumps(verdict.checks_json()),
-        checked_at=verdict.checked_at,
     )
 
 
@@ -256,13 +227,13 @@ class Sweep:
         return self.forge.head(project) != row.target_sha or not self.rules.project(project)
 
     def _revalidate(self) -> None:
+        """Accepted signposts whose target moved: re-read at the new head, or withdrawn."""
         for row in self.store.signposts(status="accepted"):
             if self.stop.is_set():
                 return
             if not self._moved(row):
                 continue
-            verdict = self.validator.recheck(reference_from_json(row.reference_json))
+            change = recheck_one(self.store, self.validator, row)
             self.summary.revalidated += 1
-            if verdict.status == "rejected":
+            if change is not None and change["after"]["status"] == "withdrawn":
                 self.summary.withdrawn += 1
-            self.store.revalidated(row.id, new_signpost(verdict), verdict.passages)

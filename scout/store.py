@@ -17,8 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from scout.errors import StoreError
 
 BUSY_TIMEOUT_MS = 10_000
@@ -65,15 +63,14 @@ class ProjectRow:
     indexed_at: str | None
 
 
-def _m1_corpus(db: sqlite_utils.Database) -> None:
+def _m1_corpus() -> str:
     """Projects as last indexed and their passages, with FTS5 over heading and body.
 
     The porter stemmer lets "rotating" find "rotate"; remove_diacritics folds accents so questions
     typed without them still match. Triggers keep the external-content FTS table in sync, so no
     code path can forget to update it.
     """
-    db.executescript(
-        """
+    return """
         create table projects (
             path text primary key,
             visibility text not null,
@@ -116,13 +113,11 @@ def _m1_corpus(db: sqlite_utils.Database) -> None:
             insert into passages_fts(rowid, heading, body) values (new.id, new.heading, new.body);
         end;
         """
-    )
 
 
-def _m2_questions(db: sqlite_utils.Database) -> None:
+def _m2_questions() -> str:
     """Every question's outcome, for the gap backlog. Never passage text, never answers."""
-    db.executescript(
-        """
+    return """
         create table questions (
             id integer primary key,
             asked_at text not null,
@@ -135,10 +130,9 @@ def _m2_questions(db: sqlite_utils.Database) -> None:
         );
         create index questions_asked on questions(outcome, asked_at);
         """
-    )
 
 
-def _m3_signposts(db: sqlite_utils.Database) -> None:
+def _m3_signposts() -> str:
     """Issue sweep state and signpost verdicts.
 
     ``issues`` keeps only what invariant 1 allows (project, iid, URL, updated_at and the extracted
@@ -147,8 +141,7 @@ def _m3_signposts(db: sqlite_utils.Database) -> None:
     target's passages (origin ``signpost``) live as long as one accepted verdict names it.
     ``cursors`` holds each group's sweep position, advanced in the same transaction as the issue.
     """
-    db.executescript(
-        """
+    return """
         create table issues (
             project text not null,
             iid integer not null,
@@ -188,10 +181,9 @@ def _m3_signposts(db: sqlite_utils.Database) -> None:
             value text not null
         );
         """
-    )
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
+MIGRATIONS: list[Callable[[], str]] = [
     _m1_corpus,
     _m2_questions,
     _m3_signposts,
@@ -201,7 +193,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
 class Store:
     """A Scout database. Open with :meth:`open`; every read and write goes through its methods."""
 
-    def __init__(self, db: sqlite_utils.Database, path: Path) -> None:
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
         self.db = db
         self.path = path
 
@@ -219,14 +211,14 @@ class Store:
             conn.execute("pragma journal_mode = wal")
             conn.execute("pragma synchronous = normal")
             conn.execute("pragma foreign_keys = on")
-            store = cls(sqlite_utils.Database(conn), path)
+            store = cls(conn, path)
             store._migrate()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open store {path}: {exc}") from exc
         return store
 
     def close(self) -> None:
-        self.db.conn.close()
+        self.db.close()
 
     def __enter__(self) -> Store:
         return self
@@ -246,14 +238,21 @@ class Store:
                 f"({len(MIGRATIONS)}): upgrade Scout"
             )
         for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
-            with self.transaction():
-                migration(self.db)
-                self.db.execute(f"pragma user_version = {number}")
+            # One script, its own transaction: executescript would commit any open one first,
+            # so the schema change and its version number land together or not at all.
+            try:
+                self.db.executescript(
+                    f"begin immediate;\n{migration()}\npragma user_version = {number};\ncommit;"
+                )
+            except sqlite3.Error:
+                if self.db.in_transaction:
+                    self.db.execute("rollback")
+                raise
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """One write transaction, taken up front (BEGIN IMMEDIATE) so it never fails half-way."""
-        conn = self.db.conn
+        conn = self.db
         conn.execute("begin immediate")
         try:
             yield

@@ -45,19 +45,20 @@ def test_a_blank_database_ends_with_the_expected_schema(tmp_path: Path) -> None:
     assert {"projects", "passages", "passages_fts", "questions"} <= tables
     assert {"passages_ai", "passages_ad", "passages_au"} <= tables
     assert store.db.execute("pragma journal_mode").fetchone()[0] == "wal"
-    assert store.db["passages"].columns_dict == {
-        "id": int,
-        "project": str,
-        "path": str,
-        "sha": str,
-        "line_start": int,
-        "line_end": int,
-        "heading": str,
-        "body": str,
-        "source": str,
-        "origin": str,
-        "url": str,
-        "target": str,
+    columns = {row[1]: row[2] for row in store.db.execute("pragma table_info(passages)")}
+    assert columns == {
+        "id": "INTEGER",
+        "project": "TEXT",
+        "path": "TEXT",
+        "sha": "TEXT",
+        "line_start": "INTEGER",
+        "line_end": "INTEGER",
+        "heading": "TEXT",
+        "body": "TEXT",
+        "source": "TEXT",
+        "origin": "TEXT",
+        "url": "TEXT",
+        "target": "TEXT",
     }
 
 
