@@ -153,18 +153,31 @@ def test_index_under_forge_faults_completes_or_stops_cleanly_and_recovers(
     shared: Shared, fresh: Served, faults: list[dict[str, Any]], code: int, reason: str | None
 ) -> None:
     config = fresh.config(f"index-{next(_RUNS)}")
+    _run_then_recover(fresh, config, "index", faults, code, reason)
+    assert state(config.parent / "scout.db") == shared.indexed
+
+
+def _run_then_recover(
+    fresh: Served,
+    config: Path,
+    command: str,
+    faults: list[dict[str, Any]],
+    code: int,
+    reason: str | None,
+) -> None:
+    """Run ``command`` under ``faults``; a failure must be one clean line, and a re-run
+    without the faults must finish the job on a store that stayed consistent."""
     db = config.parent / "scout.db"
     _inject(fresh, faults)
-    done = invoke(config, "index", "--json")
+    done = invoke(config, command, "--json")
     assert done.code == code, done.stderr
     if reason is not None:
         assert done.stdout == ""
         _assert_one_line_failure(done.stderr, reason)
         assert integrity(db) == "ok"
         fresh.server.clear_faults()
-        again = invoke(config, "index")
+        again = invoke(config, command)
         assert again.code == 0, again.stderr
-    assert state(db) == shared.indexed
 
 
 SWEEP_CASES = {
@@ -189,16 +202,7 @@ def test_sweep_under_forge_faults_completes_or_stops_cleanly_and_recovers(
     config = fresh.config(f"sweep-{next(_RUNS)}")
     db = config.parent / "scout.db"
     shutil.copy(shared.indexed_db, db)
-    _inject(fresh, faults)
-    done = invoke(config, "sweep", "--json")
-    assert done.code == code, done.stderr
-    if reason is not None:
-        assert done.stdout == ""
-        _assert_one_line_failure(done.stderr, reason)
-        assert integrity(db) == "ok"
-        fresh.server.clear_faults()
-        again = invoke(config, "sweep")
-        assert again.code == 0, again.stderr
+    _run_then_recover(fresh, config, "sweep", faults, code, reason)
     assert state(db) == shared.swept
 
 
