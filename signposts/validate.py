@@ -22,7 +22,7 @@ from scout.corpus.index import decode_text
 from scout.corpus.passages import Section, split_document, window
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules, is_documentation
 from scout.errors import NotFound
-from scout.forge.base import FileDiff, Forge, Project, in_groups
+from scout.forge.base import FileDiff, Forge, Project
 from scout.forge.local import count_lines
 from scout.providers.base import Provider
 from scout.store import PassageRecord, now
@@ -172,8 +172,9 @@ class Validator:
             raise _Failed("corpus_rules", "no target project")
         # Group membership is decided on the path alone: a project outside the groups is not
         # even looked up.
-        if not in_groups(path, list(self.rules.groups)):
-            raise _Failed("corpus_rules", f"project_outside_groups: {path}")
+        inside = self.rules.group(path)
+        if not inside:
+            raise _Failed("corpus_rules", f"{inside.reason}: {path}")
         try:
             project = self.forge.project(path)
         except NotFound:

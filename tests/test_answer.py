@@ -14,12 +14,7 @@ from scout.errors import ProviderError, UsageError
 from scout.providers.base import Provider, T, Task
 from scout.providers.offline import OfflineProvider
 from scout.store import Store
-from tests.fakes.corpus import BACKUPS, CREDENTIALS, make_store
-
-CRED_URL = (
-    "https://gitlab.acme.example/acme/config/-/blob/0123456789abcdef0123456789abcdef01234567/"
-    "docs/credentials.md#L12-30"
-)
+from tests.fakes.corpus import BACKUPS, CRED_CITATION, CRED_URL, CREDENTIALS, make_store
 
 
 class Scripted:
@@ -56,17 +51,7 @@ def test_answered_result_is_the_designed_json(store: Store) -> None:
         "outcome": "answered",
         "answer": "Run `vault rotate --all` [1].",
         "reason": None,
-        "citations": [
-            {
-                "n": 1,
-                "project": "acme/config",
-                "path": "docs/credentials.md",
-                "sha": "0123456789abcdef0123456789abcdef01234567",
-                "lines": [12, 30],
-                "url": CRED_URL,
-                "source": "docs",
-            }
-        ],
+        "citations": [CRED_CITATION],
         "passages": 1,
     }
     assert render(result) == (

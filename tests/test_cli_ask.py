@@ -13,30 +13,16 @@ from click.testing import CliRunner, Result
 
 from scout.cli.main import cli
 from scout.store import Store
-from tests.fakes.corpus import make_store, write_config
+from tests.fakes.corpus import CRED_CITATION, CRED_URL, make_store, write_config
 
 SCOUT = Path(sys.executable).parent / "scout"
 FAKE_CLAUDE = Path(__file__).parent / "fakes" / "fake_claude.py"
-CRED_URL = (
-    "https://gitlab.acme.example/acme/config/-/blob/0123456789abcdef0123456789abcdef01234567/"
-    "docs/credentials.md#L12-30"
-)
 ANSWERED = {
     "outcome": "answered",
     "answer": "To rotate the database keys, run `vault rotate --all` from the admin host. [1] "
     "Rotated keys take effect within five minutes. [1]",
     "reason": None,
-    "citations": [
-        {
-            "n": 1,
-            "project": "acme/config",
-            "path": "docs/credentials.md",
-            "sha": "0123456789abcdef0123456789abcdef01234567",
-            "lines": [12, 30],
-            "url": CRED_URL,
-            "source": "docs",
-        }
-    ],
+    "citations": [CRED_CITATION],
     "passages": 1,
 }
 

@@ -42,10 +42,15 @@ class CorpusRules:
     groups: tuple[str, ...]
     corpus: CorpusConfig
 
+    def group(self, path: str) -> Verdict:
+        """Whether a project path lies in a configured group: decidable before any lookup."""
+        return OK if in_groups(path, list(self.groups)) else Verdict("project_outside_groups")
+
     def project(self, project: Project) -> Verdict:
         """Whether a project may contribute passages, from its metadata alone."""
-        if not in_groups(project.path, list(self.groups)):
-            return Verdict("project_outside_groups")
+        inside = self.group(project.path)
+        if not inside:
+            return inside
         if any(fnmatchcase(project.path, pattern) for pattern in self.corpus.exclude_projects):
             return Verdict("project_excluded")
         if project.visibility not in self.corpus.visibility:
@@ -63,18 +68,14 @@ class CorpusRules:
             return Verdict("path_excluded")
         return OK
 
-    def file(self, entry: FileEntry, *, docs_only: bool = True) -> Verdict:
-        """Whether a file may be indexed: a regular, small, non-excluded (documentation) file.
-
-        Signposted code files pass ``docs_only=False``: a signpost may point at code, but the
-        same exclusions, size cap and link rules apply.
-        """
+    def file(self, entry: FileEntry) -> Verdict:
+        """Whether a file may be indexed: a regular, small, non-excluded documentation file."""
         path_verdict = self.path(entry.path)
         if not path_verdict:
             return path_verdict
         if entry.kind != "blob":
             return Verdict(f"file_{entry.kind}")
-        if docs_only and not is_documentation(entry.path):
+        if not is_documentation(entry.path):
             return Verdict("file_not_documentation")
         if entry.size > MAX_FILE_BYTES:
             return Verdict("file_too_large")

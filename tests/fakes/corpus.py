@@ -68,6 +68,19 @@ def filler(count: int = 40) -> list[PassageRecord]:
     ]
 
 
+# The citation the CREDENTIALS passage yields in ``scout ask --json`` (DESIGN.md's shape).
+CRED_URL = f"{WEB}/acme/config/-/blob/{SHA}/docs/credentials.md#L12-30"
+CRED_CITATION = {
+    "n": 1,
+    "project": "acme/config",
+    "path": "docs/credentials.md",
+    "sha": SHA,
+    "lines": [12, 30],
+    "url": CRED_URL,
+    "source": "docs",
+}
+
+
 def make_store(directory: Path, records: list[PassageRecord] | None = None) -> Store:
     store = Store.open(directory / "scout.db", create=True)
     store.insert_passages([CREDENTIALS, BACKUPS, DEPLOY, *filler()] if records is None else records)
