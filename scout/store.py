@@ -183,10 +183,21 @@ def _m3_signposts() -> str:
         """
 
 
+def _m4_question_cost() -> str:
+    """What answering cost: tokens and US dollars per question, as the provider reported them
+    (null dollars: the provider's price is unknown). Lets ``scout gaps`` and the report total it."""
+    return """
+        alter table questions add column input_tokens integer not null default 0;
+        alter table questions add column output_tokens integer not null default 0;
+        alter table questions add column usd real;
+        """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     _m1_corpus,
     _m2_questions,
     _m3_signposts,
+    _m4_question_cost,
 ]
 
 
@@ -602,13 +613,27 @@ class Store:
         passages: int,
         latency_ms: int,
         asked_at: str | None = None,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        usd: float | None = 0.0,
     ) -> None:
         with self.transaction():
             self.db.execute(
-                "insert into questions "
-                "(asked_at, question, outcome, reason, provider, passages, latency_ms) "
-                "values (?, ?, ?, ?, ?, ?, ?)",
-                [asked_at or now(), question, outcome, reason, provider, passages, latency_ms],
+                "insert into questions (asked_at, question, outcome, reason, provider, passages,"
+                " latency_ms, input_tokens, output_tokens, usd) "
+                "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    asked_at or now(),
+                    question,
+                    outcome,
+                    reason,
+                    provider,
+                    passages,
+                    latency_ms,
+                    input_tokens,
+                    output_tokens,
+                    usd,
+                ],
             )
 
     def questions(
@@ -623,8 +648,8 @@ class Store:
             args.append(since)
         where = f"where {' and '.join(clauses)}" if clauses else ""
         cursor = self.db.execute(
-            "select asked_at, question, outcome, reason, provider, passages, latency_ms "
-            f"from questions {where} order by asked_at, id",
+            "select asked_at, question, outcome, reason, provider, passages, latency_ms, "
+            f"input_tokens, output_tokens, usd from questions {where} order by asked_at, id",
             args,
         )
         names = [d[0] for d in cursor.description]

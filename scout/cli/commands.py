@@ -2,10 +2,11 @@
 
 from scout.cli.ask import ask
 from scout.cli.demo import demo
+from scout.cli.evaluate import evaluate
 from scout.cli.gaps import gaps
 from scout.cli.index import index
 from scout.cli.ingest import sweep, worker
 from scout.cli.report import report
 from scout.cli.signposts import signposts
 
-ALL = [index, ask, sweep, worker, signposts, gaps, report, demo]
+ALL = [index, ask, sweep, worker, signposts, gaps, report, evaluate, demo]

@@ -15,6 +15,7 @@ from scout.config import load_config
 from scout.errors import UsageError
 
 MARKER = ".scout-demo"
+EVAL_FILE = "eval.toml"  # shipped beside this module: the demo estate's eval questions
 # Scout is installed from its source tree (scripts/setup installs it editable): the demo reads
 # the config it documents from there.
 CONFIG = Path(__file__).parent.parent.parent / "config" / "demo.toml"
@@ -65,6 +66,7 @@ def run_demo(directory: Path) -> dict[str, Any]:
             ).to_json()
             for name, question in demo.questions.items()
         }
+        evaluation = _evaluate(store, provider, config.answer.passages)
         verdicts = store.signposts()
         audit = {
             "accepted": sum(v.status == "accepted" for v in verdicts),
@@ -83,7 +85,20 @@ def run_demo(directory: Path) -> dict[str, Any]:
         "sweep": swept,
         "answers": answers,
         "audit": audit,
+        "eval": evaluation.to_json(),
     }
+
+
+def _evaluate(store: Any, provider: Any, passages: int) -> Any:
+    """The demo's own eval file through the answer path, offline (not logged as questions)."""
+    from importlib.resources import as_file, files
+
+    from scout.evaluation.evalfile import load
+    from scout.evaluation.runner import run_eval
+
+    with as_file(files("scout.demo") / EVAL_FILE) as path:
+        questions = load(path)
+    return run_eval(questions, store=store, provider=provider, passages=passages, model=None)
 
 
 def render(result: dict[str, Any]) -> str:
@@ -107,6 +122,11 @@ def render(result: dict[str, Any]) -> str:
         else:
             lines.append(f"  declined: {answer['reason']}")
         lines.append("")
+    from scout.evaluation.render import summary as eval_summary
+
+    lines.append(f"Eval ({EVAL_FILE}, offline provider):")
+    lines += [f"  {line}" for line in eval_summary(result["eval"])]
+    lines.append("")
     lines.append(
         f"Audit with: scout --config {result['config']} signposts   "
         f"(and `signposts --status accepted`, `gaps`)"

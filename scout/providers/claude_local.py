@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from scout.errors import ProviderError
-from scout.providers.base import MAX_REPLY_BYTES, T, Task
+from scout.providers.base import MAX_REPLY_BYTES, Metered, T, Task, Usage
 
 DEFAULT_TIMEOUT = 120.0
 BINARY = "claude"
@@ -60,6 +60,9 @@ class ClaudeLocalProvider:
         self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
 
     def run(self, task: Task[T]) -> T:
+        return self.run_metered(task).output
+
+    def run_metered(self, task: Task[T]) -> Metered[T]:
         binary = shutil.which(BINARY)
         if binary is None:
             raise ProviderError(
@@ -67,7 +70,7 @@ class ClaudeLocalProvider:
                 "or set answer.provider = 'anthropic' or 'offline' (or pass --provider)"
             )
         code, stdout, stderr = self._invoke(command(binary, self.model, task), task.user)
-        return parse_reply(code, stdout, stderr, task.output)
+        return Metered(parse_reply(code, stdout, stderr, task.output), reply_usage(stdout))
 
     def _invoke(self, argv: list[str], stdin: str) -> tuple[int, bytes, bytes]:
         with tempfile.TemporaryDirectory(prefix="scout-claude-") as workdir:
@@ -132,6 +135,27 @@ def parse_reply(code: int, stdout: bytes, stderr: bytes, output: type[T]) -> T:
             f"the claude CLI's structured_output does not match the schema: "
             f"{exc.error_count()} error(s), first at {_loc(exc)}"
         ) from exc
+
+
+def reply_usage(stdout: bytes) -> Usage:
+    """The tokens and dollars a reply reports (``usage`` and ``total_cost_usd``); called after
+    :func:`parse_reply` accepted the reply, so only the fields themselves may be missing."""
+    reply = json.loads(stdout.decode("utf-8", errors="replace"))
+    usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+    cost = reply.get("total_cost_usd")
+    return Usage(
+        input_tokens=sum(
+            _count(usage, key)
+            for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        ),
+        output_tokens=_count(usage, "output_tokens"),
+        usd=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
+    )
+
+
+def _count(usage: dict[str, Any], key: str) -> int:
+    value = usage.get(key)
+    return value if isinstance(value, int) and value >= 0 else 0
 
 
 def _loc(exc: ValidationError) -> str:

@@ -12,7 +12,7 @@ from typing import cast
 
 from scout.compose.schema import AddressesOutput, AnswerOutput
 from scout.errors import ProviderError
-from scout.providers.base import PromptPassage, T, Task
+from scout.providers.base import Metered, PromptPassage, T, Task, Usage
 from scout.retrieve import query_terms, stem, words
 
 MIN_COVERAGE = 0.6  # share of the question's terms one passage must contain to answer
@@ -130,3 +130,7 @@ class OfflineProvider:
         if not isinstance(result, task.output):
             raise ProviderError(f"offline provider cannot produce {task.output.__name__}")
         return cast(T, result)
+
+    def run_metered(self, task: Task[T]) -> Metered[T]:
+        # No model, no tokens: an offline answer costs nothing, which is a known cost.
+        return Metered(self.run(task), Usage())

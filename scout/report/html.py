@@ -78,8 +78,9 @@ def _issue(issue: dict[str, Any]) -> str:
 
 
 def _gaps(report: Report) -> str:
+    cost = f'<p id="answering-cost">{_e(report.answering.line())}</p>'
     if not report.gaps:
-        return "<p>No declined questions.</p>"
+        return cost + "<p>No declined questions.</p>"
     rows = [
         [
             _count(f"gap-{n}-count", g["count"]),
@@ -92,7 +93,8 @@ def _gaps(report: Report) -> str:
     ]
     shown = f" (the top {len(rows)} shown)" if report.gaps_total > len(rows) else ""
     return (
-        f"<p>{_count('gaps-total', report.gaps_total)} declined question group(s){_e(shown)}, "
+        cost
+        + f"<p>{_count('gaps-total', report.gaps_total)} declined question group(s){_e(shown)}, "
         "most asked first.</p>"
         + _table(
             ["asked", "question (latest wording)", "why declined", "first", "last"],

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from scout.gaps import gaps
+from scout.gaps import AnsweringCost, answering_cost, gaps
 from scout.store import Store, now
 
 MAX_GAPS = 50  # the head of the backlog is what a maintainer acts on
@@ -25,6 +25,7 @@ class Report:
     target_links: dict[str, str]  # accepted target key -> a permalink of its first passage
     projects: list[dict[str, Any]]
     sweep: dict[str, Any]  # Store.sweep_state()
+    answering: AnsweringCost  # every logged question: tokens and dollars
 
 
 def collect(store: Store, *, summary: dict[str, Any], rejections: list[dict[str, Any]]) -> Report:
@@ -58,4 +59,5 @@ def collect(store: Store, *, summary: dict[str, Any], rejections: list[dict[str,
         target_links=links,
         projects=projects,
         sweep=store.sweep_state(),
+        answering=answering_cost(store),
     )
