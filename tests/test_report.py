@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from scout.demo.estate import build_demo_estate
+from scout.gaps import AnsweringCost
 from scout.report import Report, render_html
 from scout.store import Store
 
@@ -133,6 +134,7 @@ def _hostile_report() -> Report:
             }
         ],
         sweep={"cursors": {evil: evil}, "issues": 1, "last_read_at": evil, "last_checked_at": None},
+        answering=AnsweringCost(evil, 1, 0, 0, 0, 0.0, 0),
     )
 
 
