@@ -10,15 +10,15 @@ raises ProviderError and logs nothing: it is an incident, not an outcome.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from scout.compose import answer_task, check
+from scout.compose import answer_task, check, prose
 from scout.providers.base import Provider, Usage, run_metered
 from scout.retrieve import check_passages, check_question, retrieve
+from scout.safe_text import printable, printable_block
 from scout.store import PassageHit, Store
 
 NOTHING_MATCHED = "nothing matched"
@@ -116,10 +116,13 @@ def compose(
         verdict = check(output, len(hits))
         if verdict.answered:
             citations = tuple(Citation.of(n, hits[n - 1]) for n in verdict.cited)
-            answer = _printable(output.answer)
+            answer = printable_block(prose(output.answer)).strip()
             result = AnswerResult("answered", answer, None, citations, len(hits))
         else:
-            result = AnswerResult.declined(_printable(verdict.reason or "declined"), len(hits))
+            result = AnswerResult.declined(
+                " ".join(printable_block(verdict.reason or "declined").split())[:1_000],
+                len(hits),
+            )
     latency = round((time.monotonic() - started) * 1000)
     return Composed(result, tuple(hits), usage, latency)
 
@@ -149,14 +152,6 @@ def ask(
     return result
 
 
-# Model output is printed to terminals: no control characters but newline and tab survive.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _printable(text: str) -> str:
-    return _CONTROLS.sub("", text).strip()
-
-
 def _resolve(provider: Provider | Callable[[], Provider]) -> Provider:
     if hasattr(provider, "run"):
         return cast(Provider, provider)
@@ -169,5 +164,6 @@ def render(result: AnswerResult) -> str:
         return f"Declined: {result.reason}"
     lines = [result.answer or "", "", "Sources:"]
     for c in result.citations:
-        lines.append(f"  [{c.n}] {c.project} {c.path} L{c.lines[0]}-{c.lines[1]}  {c.url}")
+        where = printable(f"{c.project} {c.path}", 1_000)
+        lines.append(f"  [{c.n}] {where} L{c.lines[0]}-{c.lines[1]}  {printable(c.url, 2_000)}")
     return "\n".join(lines)

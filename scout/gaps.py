@@ -14,6 +14,7 @@ from typing import Any
 
 from scout.errors import UsageError
 from scout.retrieve import stem, words
+from scout.safe_text import printable
 from scout.store import Store
 
 
@@ -140,17 +141,12 @@ def answering_cost(store: Store, *, since: str | None = None) -> AnsweringCost:
     )
 
 
-def _printable(text: str) -> str:
-    # Questions come from anyone: no terminal escapes or line breaks reach a maintainer's screen.
-    return " ".join("".join(c if c.isprintable() else " " for c in text).split())[:300]
-
-
 def render(groups: list[GapGroup]) -> str:
     if not groups:
         return "No declined questions."
     lines = []
     for g in groups:
-        lines.append(f"{g.count:>4}  {_printable(g.question)}")
+        lines.append(f"{g.count:>4}  {printable(g.question)}")
         lines.append(
             f"      seen {g.first_seen} .. {g.last_seen}; reasons: {'; '.join(g.reasons) or '-'}"
         )

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from scout.safe_text import printable
 from scout.store import SignpostRow
 
 CHECKS = ("corpus_rules", "resolves", "addresses")
@@ -202,11 +203,6 @@ def rejection_groups(rows: Iterable[SignpostRow]) -> list[tuple[str, str, list[S
 
 def _check_order(check: str) -> int:
     return CHECKS.index(check) if check in CHECKS else len(CHECKS)
-
-
-def printable(text: str, limit: int = 300) -> str:
-    """One terminal-safe line: references and reasons carry untrusted text (no escapes)."""
-    return " ".join("".join(c if c.isprintable() else " " for c in text).split())[:limit]
 
 
 def render(summary: Summary) -> str:

@@ -14,6 +14,7 @@ A surviving target yields passages read at the current head sha, cited by permal
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -34,6 +35,9 @@ from signposts.references import Reference
 CheckName = Literal["corpus_rules", "resolves", "addresses"]
 MAX_QUESTION_CHARS = 2_000  # title plus the opening of the description: enough to judge, bounded
 MAX_TARGET_PASSAGES = 4  # per target: a signpost adds a few passages, never a whole project
+ADDRESSES = "addresses the issue's question"
+NOT_ADDRESSES = "does not address the issue's question"
+_LEXICAL = re.compile(r"the target shares (\d{1,6}) of (\d{1,6}) question terms \(lexical check\)")
 LIVE_TIMEOUT = 5.0
 LIVE_MAX_BYTES = 2 << 20
 
@@ -501,7 +505,14 @@ class Validator:
         if not target.passages:
             raise _Failed("addresses", "the target has no text to judge")
         output = self.provider.run(addresses_task(question, target.passages))
-        reason = " ".join(str(output.reason).split())[:200]
+        # A model's reason paraphrases the question, which is issue prose: only a fixed reason is
+        # kept, plus the offline check's two counts (digits only) when that is what answered.
+        lexical = _LEXICAL.fullmatch(str(output.reason))
+        counts = (
+            f" (the target shares {lexical[1]} of {lexical[2]} question terms, lexical check)"
+            if lexical
+            else ""
+        )
         if not output.addresses:
-            raise _Failed("addresses", reason or "the target does not address the issue")
-        return reason or "the target addresses the issue"
+            raise _Failed("addresses", NOT_ADDRESSES + counts)
+        return ADDRESSES + counts

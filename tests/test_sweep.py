@@ -321,7 +321,7 @@ def test_the_canary_is_never_inside_a_prompt_passage_of_a_model_provider(
     assert answer.code == 0 and CANARY not in answer.stdout
     calls = [json.loads(line) for line in claude_bin.read_text().splitlines()]
     assert len(calls) > 10
-    fenced = re.compile(r"-----BEGIN PASSAGE (\d+)-----.*?-----END PASSAGE \1-----", re.DOTALL)
+    fenced = re.compile(r"-----BEGIN PASSAGE (\d+ \w+)-----.*?-----END PASSAGE \1-----", re.DOTALL)
     questions_with_canary = 0
     for call in calls:
         prompt = call["stdin"] + " ".join(call["argv"])

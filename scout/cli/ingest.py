@@ -69,10 +69,11 @@ def sweep(runtime: Runtime, as_json: bool) -> None:
 def worker(runtime: Runtime, once: bool, as_json: bool) -> None:
     """Index and sweep on ingest.schedule until SIGTERM or SIGINT."""
     from ingest.worker import Worker
+    from scout.safe_text import SafeFormatter
 
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(message)s"
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(SafeFormatter("%(asctime)s %(name)s %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
     job = Worker(runtime.config.ingest.schedule, lambda stop: run_cycle(runtime, stop))
     if once:
         summary = job.cycle(job.stop)

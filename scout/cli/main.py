@@ -10,6 +10,7 @@ import click
 
 from scout.cli.runtime import Runtime
 from scout.errors import ScoutError, UsageError
+from scout.safe_text import printable
 
 
 class ScoutGroup(click.Group):
@@ -19,7 +20,7 @@ class ScoutGroup(click.Group):
         try:
             return super().invoke(ctx)
         except ScoutError as exc:
-            click.echo(f"scout: {exc}", err=True)
+            click.echo(f"scout: {printable(str(exc), 2_000)}", err=True)
             ctx.exit(exc.exit_code)
         except click.exceptions.ClickException:
             raise

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from scout.config import Config, load_config
+from scout.safe_text import json_safe, printable, printable_block
 from scout.store import Store
 
 if TYPE_CHECKING:
@@ -34,7 +35,11 @@ class Runtime:
 
     @cached_property
     def config(self) -> Config:
-        return load_config(self.config_path)
+        from scout.providers.base import withhold_from_children
+
+        config = load_config(self.config_path)
+        withhold_from_children(config.forge.token_env)
+        return config
 
     def store(self, *, create: bool = False, path: Path | None = None) -> Store:
         store = Store.open(path or self.config.store.path, create=create)
@@ -68,11 +73,15 @@ def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def emit(result: Any, as_json: bool, human: Callable[[Any], str]) -> None:
-    """Print a command's result: JSON (one document) or the human rendering."""
+    """Print a command's result: JSON (one document) or the human rendering.
+
+    Either way nothing a terminal acts on gets through: results carry repository and model text,
+    and this is the last point every command's output passes.
+    """
     if as_json:
-        click.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+        click.echo(json_safe(json.dumps(result, indent=2, ensure_ascii=False, default=str)))
     else:
-        text = human(result)
+        text = printable_block(human(result))
         if text:
             click.echo(text)
 
@@ -80,9 +89,9 @@ def emit(result: Any, as_json: bool, human: Callable[[Any], str]) -> None:
 def progress(message: str) -> None:
     """A progress line on stderr, only when a person is watching."""
     if sys.stderr.isatty():
-        click.echo(message, err=True)
+        click.echo(printable(message, 2_000), err=True)
 
 
 def log(message: str) -> None:
     """A log line on stderr (always): skipped files, retries, reasons."""
-    click.echo(message, err=True)
+    click.echo(printable(message, 2_000), err=True)

@@ -18,9 +18,9 @@ import click
 from scout.cli.runtime import Runtime, emit, json_option, log, pass_runtime
 from scout.errors import UsageError
 from scout.gaps import parse_since
+from scout.safe_text import printable, printable_block
 from scout.store import SignpostRow, Store
 from signposts import audit
-from signposts.audit import printable
 
 MAX_DOCUMENT_BYTES = 32 << 20  # an issue file larger than this is refused, not truncated silently
 STATUSES = ("rejected", "accepted", "withdrawn", "all")
@@ -49,6 +49,18 @@ def _table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+# A spreadsheet reads a cell starting with one of these as a formula (or, for tab and CR, strips
+# the character and then does): OWASP "CSV Injection". References come from issue text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A cell a spreadsheet shows as text: a leading ``'`` before anything formula-like."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def _csv(rows: list[dict[str, Any]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -74,25 +86,24 @@ def _csv(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         target = row["target"]
         lines = target["lines"]
-        writer.writerow(
-            [
-                row["id"],
-                row["status"],
-                row["kind"],
-                row["reference"],
-                row["check"] or "",
-                row["reason"],
-                row["issue"]["project"],
-                row["issue"]["iid"],
-                row["issue"]["url"],
-                target["project"] or "",
-                target["path"] or "",
-                f"{lines[0]}-{lines[1]}" if lines else "",
-                target["sha"] or "",
-                row["checked_at"],
-                row["withdrawn_at"] or "",
-            ]
-        )
+        cells = [
+            row["id"],
+            row["status"],
+            row["kind"],
+            row["reference"],
+            row["check"] or "",
+            row["reason"],
+            row["issue"]["project"],
+            row["issue"]["iid"],
+            row["issue"]["url"],
+            target["project"] or "",
+            target["path"] or "",
+            f"{lines[0]}-{lines[1]}" if lines else "",
+            target["sha"] or "",
+            row["checked_at"],
+            row["withdrawn_at"] or "",
+        ]
+        writer.writerow([csv_cell(cell) for cell in cells])
     return out.getvalue().rstrip("\n")
 
 
@@ -136,7 +147,7 @@ def signposts(
         if reason is None or reason.lower() in row.reason.lower()
     ][: limit or None]
     if as_csv:
-        click.echo(_csv(rows))
+        click.echo(printable_block(_csv(rows)))
         return
     emit(rows, as_json, _table)
 

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from scout.errors import ProviderError
-from scout.providers.base import MAX_REPLY_BYTES, Metered, T, Task, Usage
+from scout.providers.base import MAX_REPLY_BYTES, Metered, T, Task, Usage, child_environment
 
 DEFAULT_TIMEOUT = 120.0
 BINARY = "claude"
@@ -70,7 +70,10 @@ class ClaudeLocalProvider:
                 "or set answer.provider = 'anthropic' or 'offline' (or pass --provider)"
             )
         code, stdout, stderr = self._invoke(command(binary, self.model, task), task.user)
-        return Metered(parse_reply(code, stdout, stderr, task.output), reply_usage(stdout))
+        # An addresses task's question is issue prose: whatever the CLI says back may quote it,
+        # so its own words never reach an error message there (they would be printed and logged).
+        output = parse_reply(code, stdout, stderr, task.output, quote=task.kind != "addresses")
+        return Metered(output, reply_usage(stdout))
 
     def _invoke(self, argv: list[str], stdin: str) -> tuple[int, bytes, bytes]:
         with tempfile.TemporaryDirectory(prefix="scout-claude-") as workdir:
@@ -81,6 +84,7 @@ class ClaudeLocalProvider:
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     cwd=workdir,
+                    env=child_environment(),
                     start_new_session=True,
                 )
             except OSError as exc:
@@ -104,8 +108,13 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
     process.communicate()
 
 
-def parse_reply(code: int, stdout: bytes, stderr: bytes, output: type[T]) -> T:
-    """Turn the CLI's exit code and output into the validated model, or raise ProviderError."""
+def parse_reply(
+    code: int, stdout: bytes, stderr: bytes, output: type[T], *, quote: bool = True
+) -> T:
+    """Turn the CLI's exit code and output into the validated model, or raise ProviderError.
+
+    ``quote=False`` leaves the CLI's own text (stderr, ``result``) out of every error message.
+    """
     if len(stdout) > MAX_REPLY_BYTES:
         raise ProviderError(f"the claude CLI replied with more than {MAX_REPLY_BYTES} bytes")
     try:
@@ -114,12 +123,12 @@ def parse_reply(code: int, stdout: bytes, stderr: bytes, output: type[T]) -> T:
         reply = None
     if not isinstance(reply, dict):
         if code != 0:
-            message = _first_line(stderr.decode("utf-8", errors="replace"))
+            message = _first_line(stderr.decode("utf-8", errors="replace")) if quote else "-"
             raise ProviderError(f"the claude CLI exited with status {code}: {message}")
         raise ProviderError("the claude CLI replied with something other than a JSON object")
     if reply.get("is_error") is not False:
         result = reply.get("result")
-        message = _first_line(result) if isinstance(result, str) else "no message"
+        message = _first_line(result) if isinstance(result, str) and quote else "no message"
         raise ProviderError(f"the claude CLI reported an error: {message}")
     if code != 0:
         raise ProviderError(f"the claude CLI exited with status {code}")
