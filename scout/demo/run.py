@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,9 @@ from scout.config import load_config
 from scout.errors import UsageError
 
 MARKER = ".scout-demo"
-# Scout is installed from its source tree (scripts/setup installs it editable): the demo reads
-# the config it documents from there.
-CONFIG = Path(__file__).parent.parent.parent / "config" / "demo.toml"
+# Package data, not a file of the source tree: `scout demo` must work from an installed wheel.
+# (config/demo.toml in the repository is a link to this file, for readers of the README.)
+CONFIG = resources.files("scout.demo").joinpath("demo.toml")
 
 
 def prepare(directory: Path) -> Path:
