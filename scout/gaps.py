@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
+from scout import timefmt
 from scout.errors import UsageError
 from scout.retrieve import stem, words
 from scout.safe_text import printable
@@ -75,14 +75,11 @@ def group(rows: Iterable[Mapping[str, Any]]) -> list[GapGroup]:
 def parse_since(text: str) -> str:
     """A ``--since`` value (``2026-11-01`` or an ISO 8601 time) as the store's timestamp format."""
     try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        return timefmt.normalise(text)
     except ValueError:
         raise UsageError(
             f"--since {text!r} is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ"
         ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def gaps(store: Store, *, since: str | None = None) -> list[GapGroup]:

@@ -13,18 +13,18 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scout import timefmt
 from scout.errors import StoreError
 
 BUSY_TIMEOUT_MS = 10_000
 
 
 def now() -> str:
-    """UTC timestamp in the one format the store uses (sortable ISO 8601, second precision)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The current time in the store's format, which is Scout's one format (``scout.timefmt``)."""
+    return timefmt.now()
 
 
 @dataclass(frozen=True)

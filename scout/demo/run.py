@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,10 @@ from scout.config import load_config
 from scout.errors import UsageError
 
 MARKER = ".scout-demo"
-EVAL_FILE = "eval.toml"  # shipped beside this module: the demo estate's eval questions
-# Scout is installed from its source tree (scripts/setup installs it editable): the demo reads
-# the config it documents from there.
-CONFIG = Path(__file__).parent.parent.parent / "config" / "demo.toml"
+# Package data, not a file of the source tree: `scout demo` must work from an installed wheel.
+# (config/demo.toml in the repository is a link to this file, for readers of the README.)
+CONFIG = resources.files("scout.demo").joinpath("demo.toml")
+EVAL_FILE = "eval.toml"  # package data beside this module: the demo estate's eval questions
 
 
 def prepare(directory: Path) -> Path:
@@ -91,12 +92,10 @@ def run_demo(directory: Path) -> dict[str, Any]:
 
 def _evaluate(store: Any, provider: Any, passages: int) -> Any:
     """The demo's own eval file through the answer path, offline (not logged as questions)."""
-    from importlib.resources import as_file, files
-
     from scout.evaluation.evalfile import load
     from scout.evaluation.runner import run_eval
 
-    with as_file(files("scout.demo") / EVAL_FILE) as path:
+    with resources.as_file(resources.files("scout.demo") / EVAL_FILE) as path:
         questions = load(path)
     return run_eval(questions, store=store, provider=provider, passages=passages, model=None)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 from scout.errors import ForgeError, NotFound
@@ -29,6 +28,7 @@ from scout.forge.base import (
 )
 from scout.forge.gitlab_archive import BadArchive, Snapshot, parse_archive
 from scout.forge.gitlab_http import MAX_PAGES, TooLarge, Transport, enc
+from scout.timefmt import from_forge
 
 ARCHIVE_LIMIT = 200 * 1024 * 1024  # bytes, compressed and unpacked alike; beyond: file by file
 FILE_LIMIT = 32 * 1024 * 1024  # bytes of one raw file
@@ -40,23 +40,6 @@ _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 def _count_lines(body: bytes) -> int:
     """Lines as an editor numbers them: a last line without a newline still counts."""
     return body.count(b"\n") + (1 if body and not body.endswith(b"\n") else 0)
-
-
-def _stamp(value: Any) -> str | None:
-    """GitLab's ``2026-02-01T10:00:00.000Z`` in the estate's form ``2026-02-01T10:00:00Z`` (UTC;
-    fractions kept only when not zero), so both forges hand the same strings to cursors."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = _moment(value)
-    except ValueError:
-        return value
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def _moment(value: str) -> datetime:
-    moment = datetime.fromisoformat(value)
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 class GitLabForge:
@@ -243,7 +226,7 @@ class GitLabForge:
             sha=_get(data, "id", str),
             parents=tuple(_get(data, "parent_ids", list)),
             title=data.get("title") or "",
-            authored_date=_stamp(data.get("authored_date")),
+            authored_date=from_forge(data.get("authored_date")),
         )
 
     def is_ancestor(self, project: Project, ancestor: str, descendant: str) -> bool:
@@ -348,7 +331,7 @@ class GitLabForge:
             last = _get(items[-1], "updated_at", str)
             page = page + 1 if last == cursor else 1
             cursor = last
-            seen = {k for k in seen if k[1] is not None and k[1] >= (_stamp(last) or "")}
+            seen = {k for k in seen if k[1] is not None and k[1] >= (from_forge(last) or "")}
         raise ForgeError("bad data", f"GET {path}: more than {MAX_PAGES} pages")
 
     def issue_notes(self, issue: Issue) -> Iterator[Note]:
@@ -361,7 +344,7 @@ class GitLabForge:
                 id=_get(data, "id", int),
                 body=data.get("body") or "",
                 system=False,
-                updated_at=_stamp(data.get("updated_at")),
+                updated_at=from_forge(data.get("updated_at")),
             )
 
 
@@ -391,7 +374,7 @@ def _project(data: Any) -> Project:
         archived=bool(data.get("archived", False)),
         default_branch=data.get("default_branch") or None,
         web_url=_get(data, "web_url", str),
-        last_activity_at=_stamp(data.get("last_activity_at")),
+        last_activity_at=from_forge(data.get("last_activity_at")),
         id=_get(data, "id", int),
     )
 
@@ -416,7 +399,7 @@ def _issue(data: Any) -> Issue:
         title=data.get("title") or "",
         description=data.get("description") or "",
         state=_get(data, "state", str),
-        updated_at=_stamp(_get(data, "updated_at", str)) or "",
+        updated_at=from_forge(_get(data, "updated_at", str)) or "",
         web_url=_get(data, "web_url", str),
         user_notes_count=int(data.get("user_notes_count") or 0),
         project_id=data.get("project_id"),

@@ -13,10 +13,10 @@ import logging
 import tomllib
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scout import timefmt
 from scout.errors import ForgeError, NotFound
 from scout.forge.base import (
     Commit,
@@ -170,7 +170,7 @@ class LocalForge:
             raise NotFound(f"commit {sha} in {project.path}")
         out = repo.text("show", "-s", "--format=%H%x00%P%x00%s%x00%aI", full).rstrip("\n")
         commit_sha, parents, title, date = out.split("\0")
-        return Commit(commit_sha, tuple(parents.split()), title, utc_timestamp(date))
+        return Commit(commit_sha, tuple(parents.split()), title, timefmt.from_forge(date) or date)
 
     def is_ancestor(self, project: Project, ancestor: str, descendant: str) -> bool:
         self.requests["commits"] += 1
@@ -290,7 +290,7 @@ class LocalForge:
         found = []
         for path, target in self._issue_files(group):
             for record in self._read_issues(path, target):
-                if after is None or utc_timestamp(record["updated_at"]) >= utc_timestamp(after):
+                if after is None or _at_or_after(record["updated_at"], after):
                     notes = [n for n in record.get("notes") or [] if not n.get("system")]
                     found.append(
                         Issue(
@@ -299,7 +299,7 @@ class LocalForge:
                             title=str(record.get("title") or ""),
                             description=str(record.get("description") or ""),
                             state=str(record.get("state", "opened")),
-                            updated_at=str(record["updated_at"]),
+                            updated_at=timefmt.from_forge(record["updated_at"]) or "",
                             web_url=str(
                                 record.get("web_url")
                                 or f"{self.url}/{path}/-/issues/{record['iid']}"
@@ -325,22 +325,17 @@ class LocalForge:
                         id=int(note.get("id", 0)),
                         body=str(note.get("body") or ""),
                         system=False,
-                        updated_at=note.get("updated_at"),
+                        updated_at=timefmt.from_forge(note.get("updated_at")),
                     )
 
 
-def utc_timestamp(text: str) -> str:
-    """An ISO 8601 time as ``YYYY-MM-DDTHH:MM:SSZ`` in UTC (fractions kept when non-zero), so
-    timestamps from git, estate files and GitLab compare as strings."""
+def _at_or_after(value: object, after: str) -> bool:
+    """GitLab's ``updated_after`` test: inclusive, on instants (estate files may hold any
+    precision; a time that is not one is compared as text)."""
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return timefmt.parse(str(value)) >= timefmt.parse(after)
     except ValueError:
-        return text
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    moment = moment.astimezone(UTC)
-    fraction = f".{moment.microsecond:06d}".rstrip("0") if moment.microsecond else ""
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
+        return str(value) >= after
 
 
 def _is_hex(text: str) -> bool:
