@@ -15,6 +15,7 @@ A surviving target yields passages read at the current head sha, cited by permal
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,13 +23,13 @@ from scout.config import DocsSiteConfig
 from scout.corpus.index import decode_text
 from scout.corpus.passages import Section, split_document, window
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules, is_documentation
-from scout.errors import NotFound
+from scout.errors import CannotCheck, NotFound
 from scout.forge.base import FileDiff, Forge, Project
 from scout.forge.local import count_lines
 from scout.providers.base import Provider
 from scout.store import PassageRecord, now
 from signposts.cache import CachedForge
-from signposts.diffs import added_lines, map_lines, meaningful
+from signposts.diffs import added_lines, file_change, map_lines, meaningful, whole_file_diff
 from signposts.docs_map import source_candidates
 from signposts.references import Reference
 
@@ -136,6 +137,10 @@ class Validator:
             if question is not None:
                 detail = self._addresses(question, target)
                 checks.append(Check("addresses", True, detail))
+        except CannotCheck as exc:
+            reason = "cannot check: " + str(exc).removeprefix(f"forge {exc.reason}: ")
+            checks.append(Check("resolves", False, reason))
+            return self._verdict(reference, target, checks, "resolves", reason)
         except _Failed as failed:
             checks.append(Check(failed.check, False, failed.reason))
             return self._verdict(reference, target, checks, failed.check, failed.reason)
@@ -265,18 +270,29 @@ class Validator:
             diffs: list[FileDiff] = self.forge.compare(project, old, head)
         except NotFound:
             raise _Failed("resolves", f"the pinned commit {old[:12]} does not exist") from None
-        for diff in diffs:
-            if diff.old_path != path:
-                continue
-            if diff.deleted_file:
-                raise _Failed("resolves", f"{path} was deleted since {old[:12]}")
-            mapped = map_lines(diff.diff, lines)
-            if mapped is None:
-                raise _Failed(
-                    "resolves", f"lines {lines[0]}-{lines[1]} of {path} changed since {old[:12]}"
-                )
-            return mapped, diff.new_path
-        return lines, path
+        diff = file_change(diffs, path, old, head, self._text_at(project))
+        if diff is None:
+            return lines, path
+        if diff.deleted_file:
+            raise _Failed("resolves", f"{path} was deleted since {old[:12]}")
+        mapped = map_lines(diff.diff, lines)
+        if mapped is None:
+            raise _Failed(
+                "resolves", f"lines {lines[0]}-{lines[1]} of {path} changed since {old[:12]}"
+            )
+        return mapped, diff.new_path
+
+    def _text_at(self, project: Project) -> Callable[[str, str], str | None]:
+        """Reads text at (sha, path) for diffing locally what GitLab's diff limits cut."""
+
+        def read(sha: str, path: str) -> str | None:
+            data = self._read_or_none(project, sha, path)
+            text = None if data is None else decode_text(data)
+            if data is not None and text is None:
+                raise CannotCheck("bad data", f"{path} at {sha[:12]} is not text to diff")
+            return text
+
+        return read
 
     def _file_passages(
         self,
@@ -340,7 +356,8 @@ class Validator:
         diffs = self.forge.commit_diff(project, commit.sha)
         parent = commit.parents[0] if commit.parents else None
         target.key = f"commit:{project.path}@{commit.sha}"
-        self._in_effect(project, head, diffs, parent, f"commit {commit.sha[:12]}", target)
+        what = f"commit {commit.sha[:12]}"
+        self._in_effect(project, head, diffs, parent, what, target, commit.sha)
         return f"commit {commit.sha[:12]} is on the default branch and still in effect"
 
     def _resolve_merge_request(self, reference: Reference, target: _Target, head: str) -> str:
@@ -370,7 +387,8 @@ class Validator:
             parents = self.forge.commit(project, landed).parents
             parent = parents[0] if parents else None
         target.key = f"merge_request:{project.path}!{mr.iid}"
-        self._in_effect(project, head, diffs, parent, f"merge request !{mr.iid}", target)
+        changed = landed if parent is not None else None
+        self._in_effect(project, head, diffs, parent, f"merge request !{mr.iid}", target, changed)
         return f"merge request !{mr.iid} is merged and still in effect"
 
     def _in_effect(
@@ -381,13 +399,24 @@ class Validator:
         parent: str | None,
         what: str,
         target: _Target,
+        changed: str | None = None,
     ) -> None:
-        """Keep windows around the change's added lines that still stand at the head."""
+        """Keep windows around the change's added lines that still stand at the head.
+
+        ``changed`` is the commit whose first parent is ``parent``: with both, a file diff GitLab
+        cut is diffed locally; a diff still incomplete never yields "adds no lines".
+        """
         standing: list[tuple[str, str, list[int]]] = []
         added_any = False
+        partial = not getattr(diffs, "complete", True)
         for diff in diffs:
             if diff.deleted_file or not self.rules.path(diff.new_path):
                 continue
+            if not diff.complete:
+                if parent is None or changed is None:
+                    partial = True
+                    continue
+                diff = whole_file_diff(diff, parent, changed, self._text_at(project))
             added = {text.strip() for _, text in added_lines(diff.diff) if meaningful(text)}
             if not added:
                 continue
@@ -400,6 +429,8 @@ class Validator:
             ]
             if numbers:
                 standing.append((diff.new_path, text, numbers))
+        if partial and not standing:
+            raise CannotCheck("bad data", f"GitLab's diff of {what} is over its limits")
         if not added_any:
             raise _Failed("resolves", f"{what} adds no lines that could still stand")
         if not standing:
