@@ -450,8 +450,7 @@ class Validator:
         target.path = candidate
         sections = [s for s in split_document(candidate, text) if s.body.strip()]
         if reference.anchor:
-            wanted = reference.anchor.lower()
-            sections = [s for s in sections if (s.anchor or "").lower() == wanted]
+            sections = [s for s in sections if s.has_anchor(reference.anchor)]
             if not sections:
                 raise _Failed("resolves", f"#{reference.anchor} matches no heading of {candidate}")
         if site.check_live:

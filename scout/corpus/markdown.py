@@ -15,6 +15,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from scout.corpus.markup import heading_attributes, strip_shortcodes
+
 # A heading's source is cut to this before inline parsing; a 100 KB heading line stays cheap.
 MAX_HEADING_SOURCE = 1_000
 
@@ -36,6 +38,9 @@ class Outline:
     # (first line, end line exclusive, level 1-6, plain text) of each top-level heading
     headings: list[tuple[int, int, int, str]] = field(default_factory=list)
     block_starts: list[int] = field(default_factory=list)  # lines where a top-level block begins
+    anchors: dict[int, str] = field(default_factory=dict)  # heading line -> its explicit `{#id}`
+    code: list[tuple[int, int]] = field(default_factory=list)  # fenced and indented code spans
+    tables: list[tuple[int, int]] = field(default_factory=list)  # top-level table spans
 
 
 def _block_parser() -> MarkdownIt:
@@ -54,9 +59,13 @@ def outline(src: str) -> Outline:
     result = Outline()
     tokens = _BLOCKS.parse(src)
     for i, token in enumerate(tokens):
+        if token.type in ("fence", "code_block") and token.map is not None:
+            result.code.append((token.map[0], token.map[1]))
         if token.level != 0 or token.map is None or token.nesting == -1:
             continue
         start, end = token.map
+        if token.type == "table_open":
+            result.tables.append((start, end))
         if token.type == "front_matter":
             result.first_line = end
             result.title = front_matter_title(token.content)
@@ -64,6 +73,9 @@ def outline(src: str) -> Outline:
         result.block_starts.append(start)
         if token.type == "heading_open":
             source = tokens[i + 1].content if i + 1 < len(tokens) else ""
+            source, anchor = heading_attributes(strip_shortcodes(source[:MAX_HEADING_SOURCE]))
+            if anchor:
+                result.anchors[start] = anchor
             result.headings.append((start, end, int(token.tag[1:]), heading_text(source)))
     return result
 
@@ -72,6 +84,8 @@ def heading_text(source: str) -> str:
     """The plain text of a heading's inline Markdown: markup removed, whitespace collapsed."""
     source = source[:MAX_HEADING_SOURCE]
     parts: list[str] = []
+    if "<" in source:  # an HTML comment in a heading shows nothing (and may be all it holds)
+        source = re.sub(r"<!--.*?(?:-->|$)", "", source)
     if _INLINE_SYNTAX.search(source):
         _plain(_INLINE.parseInline(source), parts)
     else:  # most headings: skip the inline parser, which costs more than the block parse
