@@ -14,6 +14,7 @@ from scout.corpus.passages import (
     MAX_HEADING_CHARS,
     MAX_PASSAGE_CHARS,
     Section,
+    collapse_blank_lines,
     rendered_lines,
     slugify,
     source_lines,
@@ -38,13 +39,15 @@ def check(text: str, sections: list[Section], path: str = "a.md") -> None:
         assert 0 < len(section.body) <= MAX_PASSAGE_CHARS
         assert section.body.strip(), section
         body = section.body.split("\n")
+        cited = collapse_blank_lines("\n".join(lines[section.line_start - 1 : section.line_end]))
+        if section.body not in cited:
+            header, rows = body[:2], body[2:]  # a repeated table header, then the table's rows
+            assert "\n".join(rows) in cited, section
+            assert "\n".join(header) in "\n".join(lines), section
         if len(body) == 1:  # one line, or a hard-cut slice of one
             assert section.body in lines[section.line_end - 1]
-        elif body != lines[section.line_end - len(body) : section.line_end]:
-            header, rows = body[:2], body[2:]  # a repeated table header, then the table's rows
-            assert rows == lines[section.line_end - len(rows) : section.line_end], section
-            assert "\n".join(header) in "\n".join(lines), section
-        assert section.line_end - len(body) + 1 >= section.line_start
+        else:  # the passage ends at its last line
+            assert body[-1] == lines[section.line_end - 1], section
         if previous is not None:
             same_line_cut = previous.line_end == section.line_start == section.line_end
             assert section.line_start > previous.line_end or same_line_cut

@@ -26,7 +26,7 @@ MAX_NESTING = 20
 
 _WHITESPACE = re.compile(r"\s+")
 _INLINE_SYNTAX = re.compile(r"[\\`*_\[\]<>!&~]")  # without these, a heading's text is its source
-_YAML_TITLE = re.compile(r"^title:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+_YAML_KEY = r"^{key}:[ \t]*(.*?)[ \t]*$"
 
 
 @dataclass
@@ -35,6 +35,8 @@ class Outline:
 
     first_line: int = 0  # first line after the front matter
     title: str | None = None  # the front matter's `title:`, if any
+    # the front matter's one-line `description:` (a page's summary, shown on the site) and its line
+    description: tuple[int, str] | None = None
     # (first line, end line exclusive, level 1-6, plain text) of each top-level heading
     headings: list[tuple[int, int, int, str]] = field(default_factory=list)
     block_starts: list[int] = field(default_factory=list)  # lines where a top-level block begins
@@ -69,6 +71,9 @@ def outline(src: str) -> Outline:
         if token.type == "front_matter":
             result.first_line = end
             result.title = front_matter_title(token.content)
+            found = front_matter_value(token.content, "description")
+            if found is not None:
+                result.description = (start + 1 + found[0], found[1])
             continue
         result.block_starts.append(start)
         if token.type == "heading_open":
@@ -104,12 +109,19 @@ def _plain(tokens: list[Token], parts: list[str]) -> None:
 
 
 def front_matter_title(yaml: str) -> str | None:
-    """The top-level `title:` of YAML front matter, unquoted; None when absent or empty.
+    """The top-level `title:` of YAML front matter, unquoted; None when absent or empty."""
+    found = front_matter_value(yaml, "title")
+    return found[1] if found else None
+
+
+def front_matter_value(yaml: str, key: str) -> tuple[int, str] | None:
+    """The line (0-based, within `yaml`) and unquoted value of a one-line top-level `key:` of
+    YAML front matter; None when absent or empty.
 
     A line scan rather than a YAML parser: we need one scalar, and YAML parsers are a large
     attack surface for untrusted files (aliases, tags). Block scalars (`title: >`) are ignored.
     """
-    match = _YAML_TITLE.search(yaml)
+    match = re.search(_YAML_KEY.format(key=re.escape(key)), yaml, re.MULTILINE)
     if match is None:
         return None
     value = match.group(1)
@@ -120,4 +132,4 @@ def front_matter_title(yaml: str) -> str | None:
     else:
         value = value.split(" #", 1)[0]  # a YAML comment after a plain scalar
     value = _WHITESPACE.sub(" ", value).strip()
-    return value or None
+    return (yaml.count("\n", 0, match.start()), value) if value else None

@@ -52,6 +52,7 @@ MAX_TABLE_HEADER_CHARS = 600
 
 _GITLAB_NON_WORD = regex.compile(r"[^\p{Word}\- ]")
 _HYPHENS = regex.compile(r"-{2,}")
+_BLANK_RUN = regex.compile(r"\n(?:[ \t]*\n){2,}")
 
 
 @dataclass(frozen=True)
@@ -98,10 +99,15 @@ def rendered_lines(path: str, text: str) -> list[str]:
     if name.endswith((".md", ".markdown")):
         src = "\n".join(lines[:MAX_PARSED_LINES]).replace("\r", " ")
         try:
-            code = markdown.outline(src).code
+            found = markdown.outline(src)
         except Exception:  # as in split_markdown: the file is then plain text
             return lines
-        return markup.render_markdown(lines, code)
+        rendered = markup.render_markdown(lines, found.code)
+        if found.description is not None:
+            line, rendered[line] = found.description
+            for k in range(line + 1, found.first_line):
+                rendered[k] = ""
+        return rendered
     if name.endswith(".rst"):
         return _render_rst(lines).lines
     return lines
@@ -141,11 +147,18 @@ def split_markdown(text: str) -> list[Section]:
         anchors.append(f"{slug}-{count}" if count and not explicit else slug)
     rendered = markup.render_markdown(lines, found.code)
     block_starts = found.block_starts + tail
+    first_line = found.first_line
+    if found.description is not None:
+        # A page's front matter summary is what the site shows under its title (and often the
+        # only prose of a reference page): it opens the first passage, at its own line.
+        first_line, rendered[first_line] = found.description
+        for k in range(first_line + 1, found.first_line):
+            rendered[k] = ""
     return _assemble(
         rendered,
         found.headings,
         block_starts,
-        found.first_line,
+        first_line,
         found.title,
         anchors,
         tables=found.tables,
@@ -455,4 +468,9 @@ def _units(lines: list[str], cuts: list[int]) -> list[tuple[int, int]]:
 
 
 def _piece(lines: list[str], start: int, end: int) -> tuple[int, int, str]:
-    return start, end - 1, "\n".join(lines[start:end])
+    return start, end - 1, collapse_blank_lines("\n".join(lines[start:end]))
+
+
+def collapse_blank_lines(text: str) -> str:
+    """Runs of blank lines as one: rendered-away markup leaves blank lines that carry nothing."""
+    return _BLANK_RUN.sub("\n\n", text) if "\n\n" in text else text
