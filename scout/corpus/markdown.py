@@ -26,6 +26,7 @@ MAX_NESTING = 20
 
 _WHITESPACE = re.compile(r"\s+")
 _INLINE_SYNTAX = re.compile(r"[\\`*_\[\]<>!&~]")  # without these, a heading's text is its source
+_MYST_INCLUDE = re.compile(r"^\{include\}\s+(\S.*)$")
 _YAML_KEY = r"^{key}:[ \t]*(.*?)[ \t]*$"
 
 
@@ -43,6 +44,8 @@ class Outline:
     anchors: dict[int, str] = field(default_factory=dict)  # heading line -> its explicit `{#id}`
     code: list[tuple[int, int]] = field(default_factory=list)  # fenced and indented code spans
     tables: list[tuple[int, int]] = field(default_factory=list)  # top-level table spans
+    # MyST include directives (```{include} path```): (first line, end line exclusive, path)
+    includes: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 def _block_parser() -> MarkdownIt:
@@ -61,7 +64,11 @@ def outline(src: str) -> Outline:
     result = Outline()
     tokens = _BLOCKS.parse(src)
     for i, token in enumerate(tokens):
-        if token.type in ("fence", "code_block") and token.map is not None:
+        if token.type == "fence" and token.map is not None and _MYST_INCLUDE.match(token.info):
+            argument = _MYST_INCLUDE.match(token.info)
+            assert argument is not None
+            result.includes.append((token.map[0], token.map[1], argument.group(1).strip()))
+        elif token.type in ("fence", "code_block") and token.map is not None:
             result.code.append((token.map[0], token.map[1]))
         if token.level != 0 or token.map is None or token.nesting == -1:
             continue

@@ -13,9 +13,10 @@ bounded by MAX_DOCUMENT_CHARS.
 from __future__ import annotations
 
 import logging
+import posixpath
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from itertools import accumulate
 
 import regex
@@ -67,6 +68,8 @@ class Section:
     # Other ids a docs URL may use to land here: reST labels, glossary terms, the ids of headings
     # with no text of their own before this, their first subsection.
     aliases: tuple[str, ...] = ()
+    # The file the passage comes from when an include pulled it in; None: the file being split.
+    path: str | None = None
 
     def has_anchor(self, anchor: str) -> bool:
         """Whether a docs URL's `#anchor` lands in this passage (ids compare case-blind)."""
@@ -81,14 +84,66 @@ def source_lines(text: str) -> list[str]:
     return [line.removesuffix("\r").replace("\0", "\ufffd") for line in lines]
 
 
-def split_document(path: str, text: str) -> list[Section]:
-    """Passages of a documentation file, by extension: Markdown, reST, or plain text."""
+# Reads a repository file for an include: its text, or None when it may not or cannot be read.
+Reader = Callable[[str], str | None]
+
+# Includes followed per document; an included file's own includes are not followed (no cycles).
+MAX_INCLUDES = 20
+
+
+def split_document(path: str, text: str, read: Reader | None = None) -> list[Section]:
+    """Passages of a documentation file, by extension: Markdown, reST, or plain text. With
+    `read`, reST `.. include::` and MyST `{include}` directives pull in the passages of the
+    files they name (inside the repository only; see `include_path`), cited at those files."""
     name = path.rsplit("/", 1)[-1].lower()
+    includes: list[tuple[int, str]] = []
     if name.endswith((".md", ".markdown")):
-        return split_markdown(text)
-    if name.endswith(".rst"):
-        return split_rst(text)
-    return split_plain(text)
+        sections = split_markdown(text, includes)
+    elif name.endswith(".rst"):
+        sections = split_rst(text, includes)
+    else:
+        return split_plain(text)
+    if read is None or not includes:
+        return sections
+    for line, argument in includes[:MAX_INCLUDES]:
+        target = include_path(path, argument)
+        included = read(target) if target is not None else None
+        if target is None or included is None:
+            continue  # unresolved: the directive shows nothing, as it was rendered
+        before = [s for s in sections if s.path is None and s.line_start <= line + 1]
+        context = before[-1].heading if before else ""
+        pulled = [
+            replace(
+                s,
+                heading=HEADING_SEPARATOR.join(h for h in (context, s.heading) if h)[
+                    :MAX_PATH_CHARS
+                ],
+                path=target,
+            )
+            for s in split_document(target, included)
+        ]
+        at = sections.index(before[-1]) + 1 if before else 0
+        sections[at:at] = pulled
+    return sections
+
+
+def include_path(including: str, argument: str) -> str | None:
+    """The repository path an include directive in `including` names, or None when it names
+    none or one outside the repository. Relative paths are relative to the including file; a
+    leading "/" is relative to the docs folder (Sphinx's source directory), taken to be the
+    including file's top-level folder; docutils' `<standard>` includes name no file."""
+    argument = argument.strip()
+    if not argument or argument.startswith("<") or "\0" in argument or "\\" in argument:
+        return None
+    if argument.startswith("/"):
+        base = including.split("/", 1)[0] if "/" in including else ""
+        joined = posixpath.join(base, argument.lstrip("/"))
+    else:
+        joined = posixpath.join(posixpath.dirname(including), argument)
+    normal = posixpath.normpath(joined)
+    if normal in (".", "..") or normal.startswith(("../", "/")):
+        return None
+    return normal
 
 
 def rendered_lines(path: str, text: str) -> list[str]:
@@ -103,6 +158,8 @@ def rendered_lines(path: str, text: str) -> list[str]:
         except Exception:  # as in split_markdown: the file is then plain text
             return lines
         rendered = markup.render_markdown(lines, found.code)
+        for start, end, _argument in found.includes:
+            rendered[start:end] = [""] * (end - start)
         if found.description is not None:
             line, rendered[line] = found.description
             for k in range(line + 1, found.first_line):
@@ -120,7 +177,7 @@ def _render_rst(lines: list[str]) -> markup.RstMarkup:
     return rendered
 
 
-def split_markdown(text: str) -> list[Section]:
+def split_markdown(text: str, includes: list[tuple[int, str]] | None = None) -> list[Section]:
     """Passages of a Markdown file: ATX and setext headings, front matter dropped (its `title:`
     heads the path), anchors as GitLab generates them (duplicates numbered -1, -2, ...) unless a
     heading sets its own (`{#id}`), HTML comments and Hugo shortcodes rendered (`markup`), and a
@@ -146,6 +203,10 @@ def split_markdown(text: str) -> list[Section]:
         seen[slug] = count + 1
         anchors.append(f"{slug}-{count}" if count and not explicit else slug)
     rendered = markup.render_markdown(lines, found.code)
+    for start, end, argument in found.includes:  # the directive shows the included file
+        rendered[start:end] = [""] * (end - start)
+        if includes is not None:
+            includes.append((start, argument))
     block_starts = found.block_starts + tail
     first_line = found.first_line
     if found.description is not None:
@@ -165,7 +226,7 @@ def split_markdown(text: str) -> list[Section]:
     )
 
 
-def split_rst(text: str) -> list[Section]:
+def split_rst(text: str, includes: list[tuple[int, str]] | None = None) -> list[Section]:
     """Passages of a reStructuredText file, by section titles; anchors as docutils ids (a
     repeated title gets `id1`, `id2`...); `.. _label:` targets belong to the section or block
     they label; the title comes from PEP-style header fields or a `:title:` field when present."""
@@ -173,6 +234,8 @@ def split_rst(text: str) -> list[Section]:
     headings, block_starts = rst.outline(lines)
     rendered = _render_rst(lines)
     title = rst.document_title(lines)
+    if includes is not None:
+        includes += rendered.includes
     seen: set[str] = set()
     numbered = 0
     anchors: list[str | None] = []
@@ -342,20 +405,24 @@ def _assemble(
     pending: list[str] = []  # ids of headings with no text yet: they land on the next passage
     for body_start, body_end, heading_line, path, anchor in regions:
         region_start = body_start if heading_line is None else heading_line
-        ids = pending + [i for line, i in extra_lines if region_start <= line < body_end]
+        here = [(line, i) for line, i in extra_lines if region_start <= line < body_end]
         header = _table_header(lines, tables, body_start, body_end)
         limit = MAX_PASSAGE_CHARS - len(header) - 1 if header else MAX_PASSAGE_CHARS
         pieces = _cover(lines, prefix, boundaries, body_start, body_end, limit)
         if not pieces:
-            pending = [*ids, anchor] if anchor else ids
+            pending = [*pending, *(i for _, i in here), *([anchor] if anchor else [])]
             continue
-        pending = []
         for number, (first, last, body) in enumerate(pieces):
             line_start = heading_line if number == 0 and heading_line is not None else first
             row = _table_row_start(tables, first)
             if header and row is not None:
                 body = f"{_lines_header(lines, row)}\n{body}"
-            aliases = tuple(dict.fromkeys(ids)) if number == 0 else ()
+            # An id lands on the piece holding its line (a label above a block: the next piece).
+            after = pieces[number - 1][1] if number else -1
+            until = last if number < len(pieces) - 1 else body_end
+            ids = (pending if number == 0 else []) + [i for n, i in here if after < n <= until]
+            pending = []
+            aliases = tuple(dict.fromkeys(ids))
             sections.append(Section(path, body, line_start + 1, last + 1, anchor, aliases))
     return sections
 
