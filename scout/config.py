@@ -58,6 +58,18 @@ class CorpusConfig(_Section):
     exclude_projects: list[str] = []
     exclude_paths: list[str] = []
     include_archived: bool = False
+    # Translated copies of pages (locale folders, `page.ja.md`) in other languages are left out.
+    languages: list[str] = Field(default=["en"], min_length=1)
+
+    @field_validator("languages")
+    @classmethod
+    def _language_tags(cls, value: list[str]) -> list[str]:
+        from scout.corpus.languages import language_tag
+
+        bad = [item for item in value if language_tag(item) is None]
+        if bad:
+            raise ValueError(f"expected ISO 639-1 language codes such as 'en' or 'pt-br': {bad}")
+        return [item.lower() for item in value]
 
 
 class DocsSiteConfig(_Section):

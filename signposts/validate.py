@@ -325,7 +325,7 @@ class Validator:
         return [
             PassageRecord(
                 project=project.path,
-                path=path,
+                path=s.path or path,
                 sha=sha,
                 line_start=s.line_start,
                 line_end=s.line_end,
@@ -333,7 +333,7 @@ class Validator:
                 body=s.body,
                 source=source,
                 origin="signpost",
-                url=self.forge.permalink(project, sha, path, (s.line_start, s.line_end)),
+                url=self.forge.permalink(project, sha, s.path or path, (s.line_start, s.line_end)),
                 target=key,
             )
             for s in sections
@@ -483,22 +483,40 @@ class Validator:
         else:
             raise _Failed("resolves", f"no source file under {site.root} builds {reference.url}")
         target.path = candidate
-        sections = [s for s in split_document(candidate, text) if s.body.strip()]
+        sections = split_document(candidate, text, self._include_reader(project, head))
+        sections = [s for s in sections if s.body.strip()]
         if reference.anchor:
-            wanted = reference.anchor.lower()
-            sections = [s for s in sections if (s.anchor or "").lower() == wanted]
+            sections = [s for s in sections if s.has_anchor(reference.anchor)]
             if not sections:
                 raise _Failed("resolves", f"#{reference.anchor} matches no heading of {candidate}")
         if site.check_live:
             self._check_live(reference.url or "", site.url)
         chosen = sections[:MAX_TARGET_PASSAGES]
-        if chosen:
-            target.lines = (chosen[0].line_start, chosen[-1].line_end)
+        own = [s for s in chosen if s.path is None]  # included passages cite their own file
+        if own:
+            target.lines = (own[0].line_start, own[-1].line_end)
         target.key = f"docs_page:{project.path}:{candidate}" + (
             f"#{reference.anchor}" if reference.anchor else ""
         )
         target.passages = self._records(project, head, candidate, chosen, "docs", target.key)
         return f"{reference.url} is built from {candidate} at {head[:12]}"
+
+    def _include_reader(self, project: Project, head: str) -> Callable[[str], str | None]:
+        """Reads the files a docs page includes: regular files the corpus rules allow (the
+        tree listing, fetched only when a page has an include, tells symlinks apart)."""
+        listing: dict[str, str] = {}
+
+        def read(path: str) -> str | None:
+            if not listing:
+                listing.update({e.path: e.kind for e in self.forge.files(project, head)})
+            if listing.get(path) != "blob" or not self.rules.path(path):
+                return None
+            try:
+                return self._read_text(project, head, path)
+            except _Failed:
+                return None
+
+        return read
 
     def _check_live(self, url: str, site_url: str) -> None:
         """The page answers 200 on the docs site itself; redirects are followed only on-site."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scout.corpus.passages import split_document
-from scout.corpus.rules import CorpusRules
+from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
 from scout.errors import NotFound
 from scout.forge.base import FileEntry, Forge, Project
 from scout.store import PassageRecord, ProjectRow, Store, now
@@ -65,6 +65,23 @@ def project_passages(
 ) -> Iterator[PassageRecord]:
     """The corpus passages of one project at one sha; skipped files are counted and logged."""
     entries: list[FileEntry] = sorted(forge.files(project, sha), key=lambda e: e.path)
+    by_path = {entry.path: entry for entry in entries}
+    included: set[tuple[str, tuple[int, int]]] = set()
+
+    def read_include(path: str) -> str | None:
+        # Only regular files the corpus rules allow (never a symlink, never outside the
+        # repository), and not documentation that is indexed in its own right: that file's
+        # passages are already in the store once, cited at that file.
+        entry = by_path.get(path)
+        if entry is None or entry.kind != "blob" or entry.size > MAX_FILE_BYTES:
+            return None
+        if not rules.path(path) or rules.file(entry):
+            return None
+        try:
+            return decode_text(forge.read(project, sha, path))
+        except NotFound:
+            return None
+
     for entry in entries:
         verdict = rules.file(entry)
         if not verdict:
@@ -82,11 +99,16 @@ def project_passages(
             skipped["file_not_utf8"] += 1
             log.info("skipped %s:%s (binary or not UTF-8)", project.path, entry.path)
             continue
-        for section in split_document(entry.path, text):
+        for section in split_document(entry.path, text, read_include):
             lines = (section.line_start, section.line_end)
+            path = section.path or entry.path
+            if section.path is not None:  # a file two pages include is indexed once
+                if (path, lines) in included:
+                    continue
+                included.add((path, lines))
             yield PassageRecord(
                 project=project.path,
-                path=entry.path,
+                path=path,
                 sha=sha,
                 line_start=section.line_start,
                 line_end=section.line_end,
@@ -94,7 +116,7 @@ def project_passages(
                 body=section.body,
                 source="docs",
                 origin="corpus",
-                url=forge.permalink(project, sha, entry.path, lines),
+                url=forge.permalink(project, sha, path, lines),
             )
 
 
