@@ -10,6 +10,11 @@ Checks run in DESIGN.md's order and stop at the first failure:
    issue's question by the configured provider. The question is never a passage.
 
 A surviving target yields passages read at the current head sha, cited by permalink to it.
+
+Faults are contained per reference: a check that cannot complete for a reason that will not
+change on retry (``CannotCheck``, or a not-found the check did not expect) is a ``resolves``
+rejection whose reason starts ``cannot check:``. Any other forge error is transient and
+propagates, so the sweep stops before the issue and a later sweep tries it again.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from scout.config import DocsSiteConfig
 from scout.corpus.index import decode_text
 from scout.corpus.passages import Section, split_document, window
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules, is_documentation
-from scout.errors import NotFound
+from scout.errors import CannotCheck, ForgeError, NotFound
 from scout.forge.base import FileDiff, Forge, Project
 from scout.forge.local import count_lines
 from scout.providers.base import Provider
@@ -34,6 +39,7 @@ from signposts.references import Reference
 CheckName = Literal["corpus_rules", "resolves", "addresses"]
 MAX_QUESTION_CHARS = 2_000  # title plus the opening of the description: enough to judge, bounded
 MAX_TARGET_PASSAGES = 4  # per target: a signpost adds a few passages, never a whole project
+CANNOT_CHECK = "cannot check: "
 LIVE_TIMEOUT = 5.0
 LIVE_MAX_BYTES = 2 << 20
 
@@ -83,6 +89,14 @@ class _Target:
     sha: str | None = None
     key: str | None = None
     passages: list[PassageRecord] = field(default_factory=list)
+
+
+def cannot_check(error: ForgeError | str) -> str:
+    """The one-line reason of a check that could not complete: ``cannot check: <why>``."""
+    why = error if isinstance(error, str) else str(error).removeprefix("forge ")
+    if isinstance(error, CannotCheck):
+        why = error.detail
+    return CANNOT_CHECK + " ".join(why.split())[:300]
 
 
 def question_of(title: str, description: str | None) -> str:
@@ -135,6 +149,10 @@ class Validator:
         except _Failed as failed:
             checks.append(Check(failed.check, False, failed.reason))
             return self._verdict(reference, target, checks, failed.check, failed.reason)
+        except (CannotCheck, NotFound) as exc:
+            reason = cannot_check(exc)
+            checks.append(Check("resolves", False, reason))
+            return self._verdict(reference, target, checks, "resolves", reason)
         return self._verdict(reference, target, checks, None, detail)
 
     def _verdict(
@@ -260,7 +278,9 @@ class Validator:
         try:
             diffs: list[FileDiff] = self.forge.compare(project, old, head)
         except NotFound:
-            raise _Failed("resolves", f"the pinned commit {old[:12]} does not exist") from None
+            raise _Failed(
+                "resolves", f"{CANNOT_CHECK}the pinned commit {old[:12]} is not in {project.path}"
+            ) from None
         for diff in diffs:
             if diff.old_path != path:
                 continue
@@ -329,7 +349,15 @@ class Validator:
             raise _Failed(
                 "resolves", f"commit {reference.sha[:12]} does not exist in {project.path}"
             ) from None
-        if not self.forge.is_ancestor(project, commit.sha, head):
+        try:
+            on_head = self.forge.is_ancestor(project, commit.sha, head)
+        except NotFound:
+            # GitLab answers merge_base 404 "Merge Base not found" for unrelated histories.
+            raise _Failed(
+                "resolves",
+                f"{CANNOT_CHECK}no merge base of commit {commit.sha[:12]} and the head {head[:12]}",
+            ) from None
+        if not on_head:
             raise _Failed(
                 "resolves", f"commit {commit.sha[:12]} is not on the default branch (not merged)"
             )
