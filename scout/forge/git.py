@@ -33,6 +33,7 @@ class GitRepo:
         self.dir = directory
         self._batch: subprocess.Popen[bytes] | None = None
         self._errors: IO[bytes] | None = None
+        self._errors_seen = 0
         self._lock = threading.Lock()
         # Without a ceiling, git walks up from a damaged repository (objects folder gone) into
         # whatever repository encloses the estate and would answer from that one.
@@ -52,7 +53,11 @@ class GitRepo:
             raise ForgeError("unreachable", f"git {args[0]} timed out in {self.dir}") from exc
         if check and done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise ForgeError("server error", f"git {args[0]} failed in {self.dir}: {message[:1]}")
+            self.check_readable()  # a repository git cannot open at all is a fault
+            # It opens, yet git fails: an object it cannot read (corrupt, or missing from a
+            # damaged pack), which retrying will not mend.
+            why = message[0] if message else f"exit {done.returncode}"
+            raise CannotCheck(f"git {args[0]} failed in {self.dir.name}: {why}")
         return done
 
     def text(self, *args: str) -> str:
@@ -87,7 +92,8 @@ class GitRepo:
         with self._lock:
             if self._batch is None or self._batch.poll() is not None:
                 # stderr to a file, not a pipe: a long-lived reader must never block on it.
-                self._errors = self._errors or tempfile.TemporaryFile()
+                if self._errors is None:
+                    self._errors, self._errors_seen = tempfile.TemporaryFile(), 0
                 self._batch = subprocess.Popen(
                     ["git", "-C", str(self.dir), "cat-file", "--batch"],
                     stdin=subprocess.PIPE,
@@ -109,6 +115,11 @@ class GitRepo:
             # "<name> missing" echoes the name asked for, which may hold spaces: judge the
             # line by its end, and a found object by its last two fields.
             if header.endswith((b" missing", b" ambiguous")):
+                # git answers "missing" for an object it has but cannot unpack, too: only what
+                # it said on stderr meanwhile tells a corrupt object from an absent one.
+                complaint = self._new_errors()
+                if complaint:
+                    raise CannotCheck(f"git cannot read {path} at {sha[:12]}: {complaint}")
                 return None
             fields = header.rsplit(b" ", 2)
             if len(fields) != 3 or not fields[2].isdigit():
@@ -120,6 +131,16 @@ class GitRepo:
             data = batch.stdout.read(size)
             batch.stdout.read(1)
             return data if kind == b"blob" else None
+
+    def _new_errors(self) -> str:
+        """The first line git wrote on the batch reader's stderr since the last call, if any."""
+        if self._errors is None:
+            return ""
+        self._errors.seek(self._errors_seen)
+        text = self._errors.read()
+        self._errors_seen += len(text)
+        lines = text.decode("utf-8", "replace").strip().splitlines()
+        return lines[0] if lines else ""
 
     @staticmethod
     def _skip(batch: subprocess.Popen[bytes], size: int) -> None:
