@@ -10,6 +10,13 @@ notes, which depend on nothing but the issue. So notes are fetched ahead by a sm
 (at most ``CONCURRENCY`` requests in flight, ``READ_AHEAD`` issues ahead), while validation and
 every store write stay on the sweeping thread, in issue order, one transaction per issue. Notes
 are fetched ahead only for issues that will be read (changed, in a qualifying project).
+
+Faults are contained (DESIGN.md, "Faults are contained per reference and per project"): a check
+that can never complete is a ``cannot check:`` rejection (the validator decides); any other forge
+error stops the sweep before the issue it hit, keeping every whole issue before it, and exits 5.
+An issue that stopped ``MAX_ISSUE_FAILURES`` sweeps in a row is recorded with its references
+rejected ``cannot check: <error>`` and passed. Re-validation never withdraws on a read error: a
+project whose repository cannot be read keeps its accepted signposts and is named in the error.
 """
 
 from __future__ import annotations
@@ -27,14 +34,14 @@ from ingest.recheck import recheck_one
 from ingest.records import new_signpost
 from scout.config import Config
 from scout.corpus.rules import CorpusRules
-from scout.errors import NotFound
+from scout.errors import ForgeError, NotFound
 from scout.forge.base import Forge, Issue, Note
 from scout.providers.base import Provider
 from scout.store import IssueRow, SignpostRow, Store
 from signposts.cache import CachedForge
 from signposts.extract import extract_issue
-from signposts.references import DocsSite, ExtractContext
-from signposts.validate import Validator, question_of
+from signposts.references import DocsSite, ExtractContext, Reference
+from signposts.validate import Check, Validator, Verdict, cannot_check, question_of
 
 log = logging.getLogger("scout.sweep")
 CHECKS = ("corpus_rules", "resolves", "addresses")
@@ -42,6 +49,7 @@ CHECKS = ("corpus_rules", "resolves", "addresses")
 # fetched: bounded, so memory stays flat in the number of issues.
 CONCURRENCY = 4
 READ_AHEAD = 16
+MAX_ISSUE_FAILURES = 3  # sweeps in a row an issue may stop before it is recorded and passed
 
 
 @dataclass
@@ -57,6 +65,7 @@ class SweepSummary:
     forge_requests: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     stopped: bool = False
+    failed: dict[str, str] = field(default_factory=dict)  # project -> read error (re-validation)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -102,6 +111,7 @@ class Sweep:
         self.stop = stop or threading.Event()
         self.progress = progress
         self.summary = SweepSummary()
+        self._extracted: tuple[Issue, list[Reference]] | None = None
 
     def run(self) -> SweepSummary:
         started = time.monotonic()
@@ -114,6 +124,13 @@ class Sweep:
         self.summary.stopped = self.stop.is_set()
         self.summary.seconds = time.monotonic() - started
         self.summary.forge_requests = dict(sorted(self.forge.forge.requests.items()))
+        if self.summary.failed:
+            names = "; ".join(f"{p} ({why})" for p, why in sorted(self.summary.failed.items()))
+            raise ForgeError(
+                "server error",
+                f"issues swept, but could not re-validate signposts into {names}: they are "
+                "kept as they were",
+            )
         return self.summary
 
     # ------------------------------------------------------------------ issues
@@ -128,14 +145,70 @@ class Sweep:
                 window.append((issue, self._notes_ahead(pool, issue)))
                 if len(window) > READ_AHEAD:
                     ahead, notes = window.popleft()
-                    self._one_issue(ahead, scope, notes)
+                    self._contained(ahead, scope, notes)
             while window:
                 if self.stop.is_set():
                     return
                 ahead, notes = window.popleft()
-                self._one_issue(ahead, scope, notes)
+                self._contained(ahead, scope, notes)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+    def _contained(self, issue: Issue, scope: str, notes_ahead: Future[list[Note]] | None) -> None:
+        """One issue; a forge error stops the sweep here, unless this issue keeps failing."""
+        self._extracted = None
+        try:
+            self._one_issue(issue, scope, notes_ahead)
+        except ForgeError as exc:
+            why = str(exc).removeprefix("forge ")
+            failures = self.store.issue_failed(issue.project, issue.iid, issue.updated_at, why)
+            where = f"{issue.project}#{issue.iid}"
+            if failures < MAX_ISSUE_FAILURES:
+                message = str(exc).removeprefix(f"forge {exc.reason}: ")
+                raise ForgeError(
+                    exc.reason,
+                    f"{message}; the sweep stopped before {where} (failure {failures} of "
+                    f"{MAX_ISSUE_FAILURES}), every issue before it is kept",
+                ) from exc
+            log.warning("%s failed %d sweeps in a row, passed: %s", where, failures, why)
+            self._pass_issue(issue, scope, why)
+
+    def _pass_issue(self, issue: Issue, scope: str, why: str) -> None:
+        """Record an issue that keeps failing with its references rejected ``cannot check:``."""
+        if self._extracted is not None and self._extracted[0] is issue:
+            references = self._extracted[1]
+        else:
+            # The failure came before extraction (its notes could not be read): what the
+            # title and description hold is all that can be recorded.
+            context = extract_context(self.config, issue.project)
+            references = extract_issue(issue.title, issue.description, [], context).references
+        reason = cannot_check(why)
+        verdicts = [
+            Verdict(
+                reference=ref,
+                status="rejected",
+                check="resolves",
+                reason=reason,
+                target_project=ref.project,
+                checks=[Check("resolves", False, reason)],
+            )
+            for ref in references
+        ]
+        self.summary.skipped["issue_failed_repeatedly"] += 1
+        self.summary.references += len(verdicts)
+        self.summary.rejected["resolves"] += len(verdicts)
+        self.store.save_issue(
+            IssueRow(
+                issue.project,
+                issue.iid,
+                issue.web_url,
+                issue.updated_at,
+                tuple(v.reference.reference for v in verdicts),
+            ),
+            [new_signpost(v) for v in verdicts],
+            {},
+            (scope, issue.updated_at),
+        )
 
     def _notes_ahead(self, pool: ThreadPoolExecutor, issue: Issue) -> Future[list[Note]] | None:
         """Start fetching the notes of an issue the sweep will read; None if it will not."""
@@ -187,6 +260,7 @@ class Sweep:
             issue.title, issue.description, notes, extract_context(self.config, issue.project)
         )
         summary.skipped.update(extraction.skipped)
+        self._extracted = (issue, list(extraction.references))
         question = question_of(issue.title, issue.description)
         verdicts = [self.validator.validate(ref, question) for ref in extraction.references]
         del notes, question
@@ -218,22 +292,46 @@ class Sweep:
 
     # ------------------------------------------------------------------ re-validation
     def _moved(self, row: SignpostRow) -> bool:
+        """Whether a signpost's target project moved (head or rules) since it was last judged.
+
+        Withdrawn signposts count too, once their project has a new head: a target that vanished
+        may be back. A project the forge confirms gone withdraws accepted signposts into it; a
+        project that cannot be read raises (a fault, never a verdict).
+        """
         if row.target_project is None:
             return False
         try:
             project = self.forge.project(row.target_project)
         except NotFound:
-            return True
-        return self.forge.head(project) != row.target_sha or not self.rules.project(project)
+            return row.withdrawn_at is None
+        qualifies = bool(self.rules.project(project))
+        head = self.forge.head(project)
+        if row.withdrawn_at is not None:
+            return qualifies and head is not None and head != row.target_sha
+        return head != row.target_sha or not qualifies
 
     def _revalidate(self) -> None:
-        """Accepted signposts whose target moved: re-read at the new head, or withdrawn."""
-        for row in self.store.signposts(status="accepted"):
+        """Accepted signposts whose target moved: re-read at the new head, or withdrawn; withdrawn
+        ones whose project moved: reinstated when their target is back."""
+        rows = self.store.signposts(status="accepted") + self.store.signposts(
+            status="rejected", withdrawn=True
+        )
+        for row in rows:
             if self.stop.is_set():
                 return
-            if not self._moved(row):
+            project = row.target_project or "?"
+            if project in self.summary.failed:
                 continue
-            change = recheck_one(self.store, self.validator, row)
+            try:
+                if not self._moved(row):
+                    continue
+                change = recheck_one(self.store, self.validator, row)
+            except ForgeError as exc:
+                if exc.reason in ("unreachable", "rate limited"):
+                    raise
+                self.summary.failed[project] = str(exc).removeprefix("forge ")
+                log.warning("could not re-validate signposts into %s: %s", project, exc)
+                continue
             self.summary.revalidated += 1
             if change is not None and change["after"]["status"] == "withdrawn":
                 self.summary.withdrawn += 1

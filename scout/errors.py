@@ -84,6 +84,10 @@ class NotFound(ForgeError):
 class CannotCheck(ForgeError):
     """Raised when a check cannot complete for a reason that will not change on retry."""
 
+    def __init__(self, message: str) -> None:
+        super().__init__("bad data", message)
+        self.detail = message
+
 
 class RateLimitBudget(ForgeError):
     """Raised when honouring GitLab's rate limits would exceed the run's total waiting budget."""

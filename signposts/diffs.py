@@ -130,7 +130,6 @@ def whole_file_diff(diff: FileDiff, old: str, new: str, read: Read) -> FileDiff:
     after = None if diff.deleted_file else read(new, diff.new_path)
     if (before is None and not diff.new_file) or (after is None and not diff.deleted_file):
         raise CannotCheck(
-            "bad data",
             f"GitLab's diff of {diff.new_path} is over its limits and a side is unreadable",
         )
     return replace(diff, diff=local_diff(before or "", after or ""), complete=True)
@@ -153,7 +152,6 @@ def file_change(
     if before is None or after is None:
         where = old if before is None else new
         raise CannotCheck(
-            "bad data",
             f"GitLab's diff is over its limits and {path} is not at {where[:12]} "
             "(moved or deleted cannot be told apart)",
         )

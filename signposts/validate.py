@@ -10,6 +10,11 @@ Checks run in DESIGN.md's order and stop at the first failure:
    issue's question by the configured provider. The question is never a passage.
 
 A surviving target yields passages read at the current head sha, cited by permalink to it.
+
+Faults are contained per reference: a check that cannot complete for a reason that will not
+change on retry (``CannotCheck``, or a not-found the check did not expect) is a ``resolves``
+rejection whose reason starts ``cannot check:``. Any other forge error is transient and
+propagates, so the sweep stops before the issue and a later sweep tries it again.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from scout.config import DocsSiteConfig
 from scout.corpus.index import decode_text
 from scout.corpus.passages import Section, split_document, window
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules, is_documentation
-from scout.errors import CannotCheck, NotFound
+from scout.errors import CannotCheck, ForgeError, NotFound
 from scout.forge.base import FileDiff, Forge, Project
 from scout.forge.local import count_lines
 from scout.providers.base import Provider
@@ -39,6 +44,7 @@ MAX_TARGET_PASSAGES = 4  # per target: a signpost adds a few passages, never a w
 ADDRESSES = "addresses the issue's question"
 NOT_ADDRESSES = "does not address the issue's question"
 _LEXICAL = re.compile(r"the target shares (\d{1,6}) of (\d{1,6}) question terms \(lexical check\)")
+CANNOT_CHECK = "cannot check: "
 LIVE_TIMEOUT = 5.0
 LIVE_MAX_BYTES = 2 << 20
 
@@ -90,6 +96,14 @@ class _Target:
     passages: list[PassageRecord] = field(default_factory=list)
 
 
+def cannot_check(error: ForgeError | str) -> str:
+    """The one-line reason of a check that could not complete: ``cannot check: <why>``."""
+    why = error if isinstance(error, str) else str(error).removeprefix("forge ")
+    if isinstance(error, CannotCheck):
+        why = error.detail
+    return CANNOT_CHECK + " ".join(why.split())[:300]
+
+
 def question_of(title: str, description: str | None) -> str:
     """The issue's question for the addresses check: title and the description's opening."""
     text = f"{title.strip()}\n\n{(description or '').strip()}".strip()
@@ -137,13 +151,13 @@ class Validator:
             if question is not None:
                 detail = self._addresses(question, target)
                 checks.append(Check("addresses", True, detail))
-        except CannotCheck as exc:
-            reason = "cannot check: " + str(exc).removeprefix(f"forge {exc.reason}: ")
-            checks.append(Check("resolves", False, reason))
-            return self._verdict(reference, target, checks, "resolves", reason)
         except _Failed as failed:
             checks.append(Check(failed.check, False, failed.reason))
             return self._verdict(reference, target, checks, failed.check, failed.reason)
+        except (CannotCheck, NotFound) as exc:
+            reason = cannot_check(exc)
+            checks.append(Check("resolves", False, reason))
+            return self._verdict(reference, target, checks, "resolves", reason)
         return self._verdict(reference, target, checks, None, detail)
 
     def _verdict(
@@ -269,7 +283,9 @@ class Validator:
         try:
             diffs: list[FileDiff] = self.forge.compare(project, old, head)
         except NotFound:
-            raise _Failed("resolves", f"the pinned commit {old[:12]} does not exist") from None
+            raise _Failed(
+                "resolves", f"{CANNOT_CHECK}the pinned commit {old[:12]} is not in {project.path}"
+            ) from None
         diff = file_change(diffs, path, old, head, self._text_at(project))
         if diff is None:
             return lines, path
@@ -289,7 +305,7 @@ class Validator:
             data = self._read_or_none(project, sha, path)
             text = None if data is None else decode_text(data)
             if data is not None and text is None:
-                raise CannotCheck("bad data", f"{path} at {sha[:12]} is not text to diff")
+                raise CannotCheck(f"{path} at {sha[:12]} is not text to diff")
             return text
 
         return read
@@ -349,7 +365,15 @@ class Validator:
             raise _Failed(
                 "resolves", f"commit {reference.sha[:12]} does not exist in {project.path}"
             ) from None
-        if not self.forge.is_ancestor(project, commit.sha, head):
+        try:
+            on_head = self.forge.is_ancestor(project, commit.sha, head)
+        except NotFound:
+            # GitLab answers merge_base 404 "Merge Base not found" for unrelated histories.
+            raise _Failed(
+                "resolves",
+                f"{CANNOT_CHECK}no merge base of commit {commit.sha[:12]} and the head {head[:12]}",
+            ) from None
+        if not on_head:
             raise _Failed(
                 "resolves", f"commit {commit.sha[:12]} is not on the default branch (not merged)"
             )
@@ -430,7 +454,7 @@ class Validator:
             if numbers:
                 standing.append((diff.new_path, text, numbers))
         if partial and not standing:
-            raise CannotCheck("bad data", f"GitLab's diff of {what} is over its limits")
+            raise CannotCheck(f"GitLab's diff of {what} is over its limits")
         if not added_any:
             raise _Failed("resolves", f"{what} adds no lines that could still stand")
         if not standing:

@@ -20,6 +20,9 @@ def index(runtime: Runtime, as_json: bool) -> None:
     store = runtime.store(create=True)
     rules = CorpusRules(tuple(config.forge.groups), config.corpus)
     summary = index_estate(forge, store, rules, progress=progress)
+    fault = summary.fault()
+    if fault is not None:
+        raise fault
     emit(summary.to_json(), as_json, _human)
 
 

@@ -2,8 +2,11 @@
 
 A project is re-read only when its head moved (or its metadata changed); its passages are replaced
 in one transaction, so a failure half-way leaves the previous passages in place. A project that no
-longer qualifies, or no longer exists, loses its passages. A forge failure that is not about one
-project (unreachable, unauthorized) stops the run: the store is left as the last good run made it.
+longer qualifies, or that the forge confirms is gone, loses its passages. A project whose
+repository cannot be read (a read error is a fault, not a verdict) keeps its passages while the
+other projects are indexed; the run then reports it (``IndexSummary.fault``, exit 5). A failure of
+the forge itself (unreachable, rate limited beyond its budget) stops the run: the store is left as
+the last good run made it.
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from typing import Any
 
 from scout.corpus.passages import split_document
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
-from scout.errors import NotFound
+from scout.errors import CannotCheck, ForgeError, NotFound
 from scout.forge.base import FileEntry, Forge, Project
 from scout.store import PassageRecord, ProjectRow, Store, now
 
 log = logging.getLogger("scout.index")
+# Forge failures that are about the forge as a whole, not one project: they stop the run.
+GLOBAL_FAULTS = frozenset({"unreachable", "rate limited"})
 
 
 @dataclass
@@ -33,6 +38,18 @@ class IndexSummary:
     seconds: float = 0.0
     skipped: Counter[str] = field(default_factory=Counter)
     forge_requests: dict[str, int] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)  # project -> why it could not be read
+
+    def fault(self) -> ForgeError | None:
+        """The error to exit with when some project could not be read (its passages were kept)."""
+        if not self.failed:
+            return None
+        names = "; ".join(f"{path} ({why})" for path, why in sorted(self.failed.items()))
+        return ForgeError(
+            "server error",
+            f"could not read {len(self.failed)} project(s), their passages are kept and the "
+            f"others were indexed: {names}",
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,6 +111,12 @@ def project_passages(
         except NotFound:
             skipped["file_vanished"] += 1
             continue
+        except CannotCheck as exc:
+            # One file that will never read (corrupt object, over the read limit) must not keep
+            # its whole project stale: it is left out and counted.
+            skipped["file_unreadable"] += 1
+            log.warning("skipped %s:%s (%s)", project.path, entry.path, exc)
+            continue
         text = decode_text(data)
         if text is None:
             skipped["file_not_utf8"] += 1
@@ -142,36 +165,13 @@ def index_estate(
                 progress(f"removed {project.path} ({verdict.reason})")
             continue
         try:
-            head = forge.head(project)
-        except NotFound:
-            head = None
-        if head is None:
-            summary.skipped["project_empty"] += 1
-            log.info("skipped %s (no commits on its default branch)", project.path)
-            if project.path in stored:
-                store.remove_project(project.path)
-                summary.projects_removed += 1
-            continue
-        before = stored.get(project.path)
-        row = ProjectRow(
-            path=project.path,
-            visibility=project.visibility,
-            archived=project.archived,
-            default_branch=project.default_branch,
-            web_url=project.web_url,
-            indexed_sha=head,
-            indexed_at=now(),
-        )
-        if before is not None and before.indexed_sha == head and before.web_url == row.web_url:
-            summary.projects_unchanged += 1
-            continue
-        progress(f"indexing {project.path} at {head[:12]}")
-        # Read everything first: the write transaction must not wait on the forge (an archive
-        # download would hold the database's write lock and stall a concurrent sweep).
-        passages = list(project_passages(forge, rules, project, head, summary.skipped))
-        count = store.replace_project(row, passages)
-        summary.projects_indexed += 1
-        summary.passages += count
+            _index_project(forge, store, rules, project, stored, summary, progress)
+        except ForgeError as exc:
+            if exc.reason in GLOBAL_FAULTS:
+                raise
+            summary.failed[project.path] = str(exc).removeprefix("forge ")
+            log.warning("could not read %s, its passages are kept: %s", project.path, exc)
+            progress(f"could not read {project.path}: its passages are kept")
     for path in sorted(set(stored) - seen):
         # Offset pages shift when a project goes away mid-listing, so one missing from the
         # listing may still exist: it loses its passages only when the forge says it is gone.
@@ -180,9 +180,57 @@ def index_estate(
                 continue
         except NotFound:
             pass
+        except ForgeError as exc:
+            if exc.reason in GLOBAL_FAULTS:
+                raise
+            summary.failed[path] = str(exc).removeprefix("forge ")
+            continue
         store.remove_project(path)
         summary.projects_removed += 1
         progress(f"removed {path} (no longer in the estate)")
     summary.seconds = time.monotonic() - started
     summary.forge_requests = dict(sorted(forge.requests.items()))
     return summary
+
+
+def _index_project(
+    forge: Forge,
+    store: Store,
+    rules: CorpusRules,
+    project: Project,
+    stored: dict[str, ProjectRow],
+    summary: IndexSummary,
+    progress: Callable[[str], None],
+) -> None:
+    """Bring one qualifying project to its head; on a ForgeError its passages stay."""
+    try:
+        head = forge.head(project)
+    except NotFound:
+        head = None
+    if head is None:
+        summary.skipped["project_empty"] += 1
+        log.info("skipped %s (no commits on its default branch)", project.path)
+        if project.path in stored:
+            store.remove_project(project.path)
+            summary.projects_removed += 1
+        return
+    before = stored.get(project.path)
+    row = ProjectRow(
+        path=project.path,
+        visibility=project.visibility,
+        archived=project.archived,
+        default_branch=project.default_branch,
+        web_url=project.web_url,
+        indexed_sha=head,
+        indexed_at=now(),
+    )
+    if before is not None and before.indexed_sha == head and before.web_url == row.web_url:
+        summary.projects_unchanged += 1
+        return
+    progress(f"indexing {project.path} at {head[:12]}")
+    # Read everything first: the write transaction must not wait on the forge (an archive
+    # download would hold the database's write lock and stall a concurrent sweep).
+    passages = list(project_passages(forge, rules, project, head, summary.skipped))
+    count = store.replace_project(row, passages)
+    summary.projects_indexed += 1
+    summary.passages += count

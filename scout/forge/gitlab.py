@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from scout.errors import ForgeError, NotFound
+from scout.errors import CannotCheck, ForgeError, NotFound
 from scout.forge.base import (
     Commit,
     Diffs,
@@ -224,9 +224,7 @@ class GitLabForge:
         except NotFound:
             return None
         except TooLarge as exc:
-            raise ForgeError(
-                "bad data", f"{path} in {project.path} exceeds {FILE_LIMIT} bytes"
-            ) from exc
+            raise CannotCheck(f"{path} is over the {FILE_LIMIT >> 20} MiB read limit") from exc
 
     def _load(self, project: Project, sha: str) -> Snapshot:
         key = (_key(project), sha)

@@ -42,7 +42,7 @@ import gitlab
 import requests
 import urllib3.exceptions
 
-from scout.errors import ForgeError, NotFound, RateLimitBudget
+from scout.errors import CannotCheck, ForgeError, NotFound, RateLimitBudget
 
 log = logging.getLogger(__name__)
 
@@ -454,7 +454,12 @@ class Transport:
         return time.monotonic() + self.timeout * max(30.0, limit / (1024 * 1024))
 
     def consume_json(self, response: requests.Response) -> Any:
-        body = read_bounded(response, JSON_LIMIT, self._deadline(JSON_LIMIT))
+        try:
+            body = read_bounded(response, JSON_LIMIT, self._deadline(JSON_LIMIT))
+        except TooLarge as exc:
+            # Not retried: the same question gets the same oversize answer (a huge compare).
+            where = urlsplit(response.url).path.split("/api/v4", 1)[-1]
+            raise CannotCheck(f"GitLab's answer to {where} is over {JSON_LIMIT >> 20} MiB") from exc
         try:
             return json.loads(body)
         except ValueError as exc:

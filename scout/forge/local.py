@@ -93,17 +93,25 @@ class LocalForge:
 
     def _has_branch(self, path: str, branch: str) -> bool:
         try:
-            return self._repo(path).rev(f"refs/heads/{branch}") is not None
+            repo = self._repo(path)
         except NotFound:
             return False
+        if repo.rev(f"refs/heads/{branch}") is not None:
+            return True
+        try:
+            repo.check_readable()
+        except ForgeError:
+            return True  # unreadable is not empty: head() reports the fault
+        return False
 
     def _repo(self, project: Project | str) -> GitRepo:
+        # A project estate.toml lists whose folder is missing or unreadable is a read fault
+        # (GitRepo says so), never a project that is gone: only estate.toml can say that.
         path = project if isinstance(project, str) else project.path
         if path not in self._repos:
-            directory = self.estate / "repos" / path
-            if not directory.is_dir() or ".." in Path(path).parts:
+            if ".." in Path(path).parts:
                 raise NotFound(f"repository of {path}")
-            self._repos[path] = GitRepo(directory)
+            self._repos[path] = GitRepo(self.estate / "repos" / path)
         return self._repos[path]
 
     def close(self) -> None:
@@ -119,12 +127,17 @@ class LocalForge:
             repo = self._repo(project)
         except NotFound:
             return None
-        return repo.rev(f"refs/heads/{project.default_branch}")
+        sha = repo.rev(f"refs/heads/{project.default_branch}")
+        if sha is None:
+            repo.check_readable()
+        return sha
 
     def files(self, project: Project, sha: str) -> list[FileEntry]:
         self.requests["tree"] += 1
-        raw = self._repo(project).run("ls-tree", "-r", "-l", "-z", "--full-tree", sha, check=False)
+        repo = self._repo(project)
+        raw = repo.run("ls-tree", "-r", "-l", "-z", "--full-tree", sha, check=False)
         if raw.returncode != 0:
+            repo.check_readable()
             raise NotFound(f"tree {sha[:12]} of {project.path}")
         entries = []
         for record in raw.stdout.split(b"\0"):
@@ -189,7 +202,12 @@ class LocalForge:
 
     def compare(self, project: Project, old: str, new: str) -> list[FileDiff]:
         self.requests["diff"] += 1
-        return self._repo(project).diff(old, new)
+        repo = self._repo(project)
+        # As GitLab's compare answers 404 for an unknown sha (git diff would fail outright).
+        for sha in (old, new):
+            if not _is_hex(sha) or repo.rev(sha) is None:
+                raise NotFound(f"commit {sha} in {project.path}")
+        return repo.diff(old, new)
 
     def _mr_row(self, project: Project, iid: int) -> dict[str, Any]:
         for row in self._metadata().get("merge_request", []):
