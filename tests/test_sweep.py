@@ -253,7 +253,7 @@ def test_the_worker_runs_cycles_on_an_interval_and_stops_on_sigterm(tmp_path: Pa
     while time.monotonic() < deadline and cycles < 2:
         line = process.stderr.readline()
         lines.append(line)
-        cycles += "cycle done" in line
+        cycles += " done in " in line
     process.send_signal(signal.SIGTERM)
     out, err = process.communicate(timeout=15)
     assert cycles == 2, "".join(lines)

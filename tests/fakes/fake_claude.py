@@ -10,6 +10,9 @@ line per call) and replies like Claude Code 2.1 per ``FAKE_CLAUDE_MODE``:
   hang               sleeps far longer than any test timeout
   nonzero            prints to stderr only, exit 1 (how bad arguments look)
   invalid_json       prints non-JSON on stdout, exit 0
+
+``FAKE_CLAUDE_DELAY`` (seconds) slows every reply down, like a model at work; the fake's pid is
+appended to the file named by ``FAKE_CLAUDE_PIDS`` while it runs, so tests can see it die.
 """
 
 from __future__ import annotations
@@ -41,6 +44,11 @@ def main() -> int:
     if record:
         with open(record, "a", encoding="utf-8") as f:
             f.write(json.dumps({"argv": argv, "stdin": stdin, "cwd": os.getcwd()}) + "\n")
+    pids = os.environ.get("FAKE_CLAUDE_PIDS")
+    if pids:
+        with open(pids, "a", encoding="utf-8") as f:
+            f.write(f"{os.getpid()}\n")
+    time.sleep(float(os.environ.get("FAKE_CLAUDE_DELAY", "0")))
     mode = os.environ.get("FAKE_CLAUDE_MODE", "success")
     envelope = {
         "type": "result",
