@@ -2,8 +2,10 @@
 the HTML report.
 
 Main rule: counts only, from rows already read; nothing here touches the store or the forge.
-A withdrawn verdict (accepted once, rejected on re-validation) counts as ``withdrawn`` in the
-status counts and as a rejection everywhere else, under the check that failed. Reasons are
+Each verdict has exactly one of three states (:func:`state`), and every count, list filter and
+report table uses that one definition: a withdrawn verdict (accepted once, failed on
+re-validation) is ``withdrawn`` everywhere, never also ``rejected``, so the by-check counts of
+each state add up to that state's total. Reasons are
 grouped by their class: ``project_private: acme/secrets`` counts as ``project_private``, and a
 sentence such as ``docs/x.md was deleted since 45f370a64862`` as ``<path> was deleted since <sha>``,
 so one stale link pointed at from many issues is one row, not many.
@@ -48,7 +50,8 @@ def reason_class(reason: str) -> str:
 
 
 def state(row: SignpostRow) -> str:
-    """``accepted``, ``rejected`` or ``withdrawn``."""
+    """``accepted``, ``rejected`` (failed when first judged) or ``withdrawn`` (accepted, then
+    failed on re-validation: stored as rejected with a ``withdrawn_at``)."""
     if row.status == "rejected" and row.withdrawn_at:
         return "withdrawn"
     return row.status
@@ -60,9 +63,10 @@ class Summary:
 
     total: int
     status: dict[str, int]
-    check: dict[str, int]
+    check: dict[str, int]  # rejected verdicts by failed check: sums to status["rejected"]
+    withdrawn_check: dict[str, int]  # withdrawn ones by failed check: sums to status["withdrawn"]
     reasons: list[dict[str, Any]]  # {"check", "reason", "count"}
-    kind: dict[str, dict[str, int]]  # kind -> {"accepted", "rejected"}
+    kind: dict[str, dict[str, int]]  # kind -> {"accepted", "rejected", "withdrawn"}
     top_issues: list[dict[str, Any]]  # {"project", "iid", "url", "rejected", "total"}
     top_accepted_targets: list[dict[str, Any]]  # {"target", "project", "path", "count"}
     top_rejected_targets: list[dict[str, Any]]  # {"reference", "kind", ..., "count"}
@@ -73,6 +77,7 @@ class Summary:
             "total": self.total,
             "status": self.status,
             "check": self.check,
+            "withdrawn_check": self.withdrawn_check,
             "reasons": self.reasons,
             "kind": self.kind,
             "top_issues": self.top_issues,
@@ -85,18 +90,19 @@ class Summary:
 def summarise(rows: Iterable[SignpostRow], *, top: int = 10) -> Summary:
     """Counts by status, check, reason class and kind, and the ``top`` issues and targets."""
     rows = list(rows)
-    rejected = [r for r in rows if r.status == "rejected"]
+    rejected = [r for r in rows if state(r) == "rejected"]
     status = Counter(state(r) for r in rows)
     check = Counter(r.check_name or "?" for r in rejected)
+    withdrawn = Counter(r.check_name or "?" for r in rows if state(r) == "withdrawn")
     reasons = Counter((r.check_name or "?", reason_class(r.reason)) for r in rejected)
     kind: dict[str, dict[str, int]] = {}
     for r in rows:
-        counts = kind.setdefault(r.kind, {"accepted": 0, "rejected": 0})
-        counts["accepted" if r.status == "accepted" else "rejected"] += 1
+        kind.setdefault(r.kind, dict.fromkeys(STATUSES, 0))[state(r)] += 1
     return Summary(
         total=len(rows),
         status={name: status[name] for name in STATUSES},
-        check={name: check[name] for name in (*CHECKS, *sorted(set(check) - set(CHECKS)))},
+        check=_by_check(check),
+        withdrawn_check=_by_check(withdrawn),
         reasons=[
             {"check": c, "reason": reason, "count": n}
             for (c, reason), n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -107,6 +113,10 @@ def summarise(rows: Iterable[SignpostRow], *, top: int = 10) -> Summary:
         top_rejected_targets=_top_rejected(rejected, top),
         all_rejected_issues=_all_rejected(rows),
     )
+
+
+def _by_check(counts: Counter[str]) -> dict[str, int]:
+    return {name: counts[name] for name in (*CHECKS, *sorted(set(counts) - set(CHECKS)))}
 
 
 def _kind_order(kind: str) -> tuple[int, str]:
@@ -123,7 +133,7 @@ def _issues(rows: list[SignpostRow]) -> dict[tuple[str, int], list[SignpostRow]]
 def _top_issues(rows: list[SignpostRow], top: int) -> list[dict[str, Any]]:
     ranked: list[dict[str, Any]] = []
     for (project, iid), members in _issues(rows).items():
-        rejected = sum(r.status == "rejected" for r in members)
+        rejected = sum(state(r) == "rejected" for r in members)
         if rejected:
             ranked.append(
                 {
@@ -181,7 +191,7 @@ def _top_rejected(rejected: list[SignpostRow], top: int) -> list[dict[str, Any]]
 
 def _all_rejected(rows: list[SignpostRow]) -> dict[str, Any]:
     issues = _issues(rows)
-    every = sum(all(r.status == "rejected" for r in members) for members in issues.values())
+    every = sum(all(state(r) == "rejected" for r in members) for members in issues.values())
     return {
         "issues": every,
         "of": len(issues),
@@ -189,12 +199,14 @@ def _all_rejected(rows: list[SignpostRow]) -> dict[str, Any]:
     }
 
 
-def rejection_groups(rows: Iterable[SignpostRow]) -> list[tuple[str, str, list[SignpostRow]]]:
-    """Rejected verdicts grouped by (check, reason class): the biggest group first, each group's
-    verdicts newest first (as ``rows`` come from the store)."""
+def rejection_groups(
+    rows: Iterable[SignpostRow], status: str = "rejected"
+) -> list[tuple[str, str, list[SignpostRow]]]:
+    """Verdicts in ``status`` (rejected or withdrawn) grouped by (check, reason class): the
+    biggest group first, each group's verdicts newest first (as ``rows`` come from the store)."""
     groups: dict[tuple[str, str], list[SignpostRow]] = {}
     for r in rows:
-        if r.status == "rejected":
+        if state(r) == status:
             groups.setdefault((r.check_name or "?", reason_class(r.reason)), []).append(r)
     ordered = sorted(groups.items(), key=lambda kv: (_check_order(kv[0][0]), -len(kv[1]), kv[0][1]))
     return [(check, reason, members) for (check, reason), members in ordered]
@@ -217,9 +229,17 @@ def render(summary: Summary) -> str:
     lines = [
         f"{s.total} signpost(s): " + ", ".join(f"{s.status[name]} {name}" for name in STATUSES),
         "rejected by check: " + ", ".join(f"{name} {n}" for name, n in s.check.items()),
+    ]
+    if s.status["withdrawn"]:
+        lines.append(
+            "withdrawn by check: "
+            + ", ".join(f"{name} {n}" for name, n in s.withdrawn_check.items())
+        )
+    lines += [
         "by kind: "
         + ", ".join(
             f"{name} {c['accepted']} accepted / {c['rejected']} rejected"
+            + (f" / {c['withdrawn']} withdrawn" if c["withdrawn"] else "")
             for name, c in s.kind.items()
         ),
         f"issues whose every signpost was rejected: {s.all_rejected_issues['issues']} of "
@@ -249,11 +269,13 @@ def render(summary: Summary) -> str:
     return "\n".join(lines)
 
 
-def rejections(rows: Iterable[SignpostRow], *, per_group: int = 100) -> list[dict[str, Any]]:
+def rejections(
+    rows: Iterable[SignpostRow], *, per_group: int = 100, status: str = "rejected"
+) -> list[dict[str, Any]]:
     """:func:`rejection_groups` as JSON-able groups, each with at most ``per_group`` verdicts
     (``more`` counts the rest), for the report."""
     result = []
-    for check, reason, members in rejection_groups(rows):
+    for check, reason, members in rejection_groups(rows, status):
         result.append(
             {
                 "check": check,
