@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from scout.store import SignpostRow
 
@@ -87,8 +89,11 @@ class Summary:
         }
 
 
-def summarise(rows: Iterable[SignpostRow], *, top: int = 10) -> Summary:
-    """Counts by status, check, reason class and kind, and the ``top`` issues and targets."""
+def summarise(
+    rows: Iterable[SignpostRow], *, top: int = 10, gitlab_url: str | None = None
+) -> Summary:
+    """Counts by status, check, reason class and kind, and the ``top`` issues and targets;
+    with ``gitlab_url``, each most-rejected target carries a ``url`` to look at it."""
     rows = list(rows)
     rejected = [r for r in rows if state(r) == "rejected"]
     status = Counter(state(r) for r in rows)
@@ -110,7 +115,7 @@ def summarise(rows: Iterable[SignpostRow], *, top: int = 10) -> Summary:
         kind={name: kind[name] for name in sorted(kind, key=_kind_order)},
         top_issues=_top_issues(rows, top),
         top_accepted_targets=_top_accepted(rows, top),
-        top_rejected_targets=_top_rejected(rejected, top),
+        top_rejected_targets=_top_rejected(rejected, top, gitlab_url),
         all_rejected_issues=_all_rejected(rows),
     )
 
@@ -167,7 +172,9 @@ def _top_accepted(rows: list[SignpostRow], top: int) -> list[dict[str, Any]]:
     ]
 
 
-def _top_rejected(rejected: list[SignpostRow], top: int) -> list[dict[str, Any]]:
+def _top_rejected(
+    rejected: list[SignpostRow], top: int, gitlab_url: str | None = None
+) -> list[dict[str, Any]]:
     by_reference: dict[str, list[SignpostRow]] = {}
     for r in rejected:
         by_reference.setdefault(r.reference, []).append(r)
@@ -175,8 +182,10 @@ def _top_rejected(rejected: list[SignpostRow], top: int) -> list[dict[str, Any]]
     result = []
     for reference, members in ranked:
         latest = max(members, key=lambda r: (r.checked_at, r.id))
+        extra = {"url": reference_url(latest.reference_json, gitlab_url)} if gitlab_url else {}
         result.append(
             {
+                **extra,
                 "reference": reference,
                 "kind": latest.kind,
                 "project": latest.target_project,
@@ -270,10 +279,14 @@ def render(summary: Summary) -> str:
 
 
 def rejections(
-    rows: Iterable[SignpostRow], *, per_group: int = 100, status: str = "rejected"
+    rows: Iterable[SignpostRow],
+    *,
+    per_group: int = 100,
+    status: str = "rejected",
+    gitlab_url: str | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`rejection_groups` as JSON-able groups, each with at most ``per_group`` verdicts
-    (``more`` counts the rest), for the report."""
+    (``more`` counts the rest, and ``command`` lists them all), for the report."""
     result = []
     for check, reason, members in rejection_groups(rows, status):
         result.append(
@@ -282,22 +295,60 @@ def rejections(
                 "reason": reason,
                 "count": len(members),
                 "more": max(0, len(members) - per_group),
-                "verdicts": [_verdict_json(r) for r in members[:per_group]],
+                "command": list_command(status, check, reason),
+                "verdicts": [_verdict_json(r, gitlab_url) for r in members[:per_group]],
             }
         )
     return result
 
 
-def _verdict_json(row: SignpostRow) -> dict[str, Any]:
+_PLACEHOLDER = re.compile(r"<(?:url|anchor|n|sha|path)>")
+
+
+def list_command(status: str, check: str, reason_class_: str) -> str:
+    """The ``scout signposts`` command that lists every verdict of one reason class: the class's
+    longest literal fragment is a ``--reason`` substring every member contains."""
+    fragments = [f.strip(" #!:()") for f in _PLACEHOLDER.split(reason_class_)]
+    fragment = max(fragments, key=len, default="")
+    args = ["scout", "signposts", "--status", status, "--check", check]
+    if fragment:
+        args += ["--reason", fragment]
+    return shlex.join([*args, "--limit", "0"])
+
+
+def _verdict_json(row: SignpostRow, gitlab_url: str | None = None) -> dict[str, Any]:
     data = row.to_json()
     data["state"] = state(row)
-    data["reference_url"] = _reference_url(row.reference_json)
+    data["reference_url"] = reference_url(row.reference_json, gitlab_url)
     return data
 
 
-def _reference_url(reference_json: str) -> str | None:
+def reference_url(reference_json: str, gitlab_url: str | None = None) -> str | None:
+    """Where a reference points: its own URL, or for a short form (``acme/x!3``, a sha, a path)
+    the GitLab page built from its parts on ``gitlab_url``."""
     try:
-        url = json.loads(reference_json).get("url")
-    except (ValueError, AttributeError):
+        data = json.loads(reference_json)
+    except ValueError:
         return None
-    return url if isinstance(url, str) else None
+    if not isinstance(data, dict):
+        return None
+    url = data.get("url")
+    if isinstance(url, str):
+        return url
+    project = data.get("project")
+    if not gitlab_url or not isinstance(project, str) or not project:
+        return None
+    base = f"{gitlab_url.rstrip('/')}/{quote(project, safe='/')}"
+    kind, sha, iid, path = data.get("kind"), data.get("sha"), data.get("iid"), data.get("path")
+    if kind == "merge_request" and isinstance(iid, int):
+        return f"{base}/-/merge_requests/{iid}"
+    if kind == "commit" and isinstance(sha, str):
+        return f"{base}/-/commit/{quote(sha, safe='')}"
+    if kind == "file" and isinstance(path, str):
+        ref = sha if isinstance(sha, str) else "HEAD"
+        lines = data.get("lines")
+        anchor = ""
+        if isinstance(lines, list) and len(lines) == 2 and all(isinstance(n, int) for n in lines):
+            anchor = f"#L{lines[0]}" if lines[0] == lines[1] else f"#L{lines[0]}-{lines[1]}"
+        return f"{base}/-/blob/{quote(ref, safe='')}/{quote(path, safe='/')}{anchor}"
+    return None
