@@ -15,8 +15,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import click
 import pytest
 
+from scout.cli.main import cli
 from scout.demo.builder import EstateBuilder
 from scout.demo.estate import build_demo_estate
 from tests.conftest import Result, render_config
@@ -275,3 +277,74 @@ def test_a_failed_cycle_is_not_followed_by_a_success_line(tmp_path: Path) -> Non
     assert process.returncode == 0, log
     assert "cycle 1 failed: " in log
     assert "executed successfully" not in log and "Traceback" not in log
+
+
+# ---------------------------------------------------------------------- getting started
+def _options(group: click.Group, prefix: str = "scout") -> list[tuple[str, click.Parameter]]:
+    found: list[tuple[str, click.Parameter]] = [(prefix, p) for p in group.params]
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            found += _options(command, f"{prefix} {name}")
+        else:
+            found += [(f"{prefix} {name}", p) for p in command.params]
+    return found
+
+
+def test_every_option_has_help() -> None:
+    missing = [
+        f"{where} {param.name}"
+        for where, param in _options(cli)
+        if isinstance(param, click.Option) and not param.help
+    ]
+    assert missing == []
+
+
+@pytest.mark.parametrize("command", [(), ("ask",), ("signposts",), ("signposts", "summary")])
+def test_dash_h_is_help(command: tuple[str, ...], scout: Callable[..., Result]) -> None:
+    short, long = scout(*command, "-h"), scout(*command, "--help")
+    assert (short.code, short.stdout) == (0, long.stdout)
+    assert short.stdout.startswith("Usage: ")
+
+
+def test_config_is_accepted_after_the_subcommand(
+    tmp_path: Path, scout: Callable[..., Result]
+) -> None:
+    config = _demo(tmp_path)
+    before = scout("--config", str(config), "index", "--json")
+    assert before.code == 0, before.stderr
+    after = scout("index", "--json", "--config", str(config))
+    assert after.code == 0, after.stderr
+    assert after.json()["projects_unchanged"] == 3
+    nested = scout("signposts", "summary", "--config", str(config))
+    assert nested.code == 0 and nested.stdout == "no signposts yet: run `scout sweep`\n"
+    missing = scout("gaps", "--config", str(tmp_path / "nope.toml"))
+    assert missing.code == 3 and "nope.toml" in missing.stderr
+
+
+def test_ask_dash_reads_the_question_from_stdin(
+    tmp_path: Path, scout: Callable[..., Result]
+) -> None:
+    config = _demo(tmp_path)
+    assert scout("index", config=config).code == 0
+    question = "How often are deploy keys rotated?"
+    piped = scout("ask", "-", "--json", config=config, input=question + "\n")
+    direct = scout("ask", question, "--json", config=config)
+    assert piped.code == 0, piped.stderr
+    assert piped.json() == direct.json()
+    assert piped.json()["outcome"] == "answered"
+    empty = scout("ask", "-", config=config, input="")
+    assert empty.code == 2 and empty.stdout == ""
+
+
+def test_the_demo_prints_a_command_that_runs_where_scout_is_not_on_path(
+    tmp_path: Path, scout: Callable[..., Result]
+) -> None:
+    env = {"PATH": "/usr/bin:/bin"}
+    demo = scout("demo", "--dir", str(tmp_path / "d"), env=env)
+    assert demo.code == 0, demo.stderr
+    (hint,) = [line for line in demo.stdout.splitlines() if line.startswith("Audit with: ")]
+    command = hint.removeprefix("Audit with: ").split("   ")[0]
+    assert not command.startswith("scout ")
+    done = subprocess.run(command, shell=True, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].split()[:3] == ["id", "state", "kind"]

@@ -6,7 +6,9 @@ what it shows is what a maintainer would see on a real estate without a model.
 
 from __future__ import annotations
 
+import shlex
 import shutil
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,18 @@ MARKER = ".scout-demo"
 # Scout is installed from its source tree (scripts/setup installs it editable): the demo reads
 # the config it documents from there.
 CONFIG = Path(__file__).parent.parent.parent / "config" / "demo.toml"
+
+
+def invocation() -> str:
+    """How the user's shell can run this Scout: bare ``scout`` only when that finds this one
+    (scripts/setup does not put ``.venv/bin`` on PATH), else its absolute path."""
+    argv0 = Path(sys.argv[0])
+    if argv0.name == "scout" and argv0.exists():
+        found = shutil.which("scout")
+        if found and Path(found).resolve() == argv0.resolve():
+            return "scout"
+        return shlex.quote(str(argv0.absolute()))
+    return f"{shlex.quote(sys.executable)} -m scout"
 
 
 def prepare(directory: Path) -> Path:
@@ -107,8 +121,12 @@ def render(result: dict[str, Any]) -> str:
         else:
             lines.append(f"  declined: {answer['reason']}")
         lines.append("")
+    scout = invocation()
     lines.append(
-        f"Audit with: scout --config {result['config']} signposts   "
+        f"Audit with: {scout} --config {shlex.quote(str(result['config']))} signposts   "
         f"(and `signposts --status accepted`, `gaps`)"
     )
+    activate = Path(sys.executable).parent / "activate"
+    if scout != "scout" and activate.exists():
+        lines.append(f"(or `source {activate}` first, then run plain `scout`)")
     return "\n".join(lines)
