@@ -348,3 +348,59 @@ def test_the_demo_prints_a_command_that_runs_where_scout_is_not_on_path(
     done = subprocess.run(command, shell=True, capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].split()[:3] == ["id", "state", "kind"]
+
+
+# ---------------------------------------------------------------------- concurrent judgements
+def _verdicts(db: Path) -> list[tuple[object, ...]]:
+    return sorted(
+        _query(
+            db,
+            "select issue_project, issue_iid, reference, status, check_name, reason, target, "
+            "target_sha from signposts",
+        ),
+        key=repr,
+    ) + sorted(_query(db, "select scope, value from cursors"), key=repr)
+
+
+def _most_at_once(spans: Path) -> int:
+    events = []
+    for line in spans.read_text().splitlines():
+        start, end = (float(x) for x in line.split())
+        events += [(start, 1), (end, -1)]
+    running = most = 0
+    for _, step in sorted(events, key=lambda e: (e[0], e[1])):
+        running += step
+        most = max(most, running)
+    return most
+
+
+def test_judgements_run_concurrently_within_the_bound_with_the_same_verdicts(
+    tmp_path: Path, scout: Callable[..., Result], claude_bin: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_DELAY", "0.3")
+    results = {}
+    for concurrency in (1, 3):
+        directory = tmp_path / f"c{concurrency}"
+        directory.mkdir()
+        config = _demo(directory, provider="claude-local")
+        config.write_text(
+            config.read_text().replace("[ingest]", f"[ingest]\nconcurrency = {concurrency}")
+        )
+        spans = directory / "spans"
+        monkeypatch.setenv("FAKE_CLAUDE_SPANS", str(spans))
+        assert scout("index", config=config).code == 0
+        started = time.monotonic()
+        swept = scout("sweep", "--json", config=config)
+        seconds = time.monotonic() - started
+        assert swept.code == 0, swept.stderr
+        calls = len(spans.read_text().splitlines())
+        results[concurrency] = (_verdicts(directory / "scout.db"), _most_at_once(spans), seconds)
+        assert (
+            calls >= 10
+            and calls == swept.json()["accepted"] + swept.json()["rejected"]["addresses"]
+        )
+    (one, one_most, one_seconds), (three, three_most, three_seconds) = results[1], results[3]
+    assert one == three  # same verdicts, same cursor, whatever the concurrency
+    assert one_most == 1
+    assert three_most == 3
+    assert three_seconds < one_seconds * 0.7

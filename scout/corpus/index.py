@@ -19,6 +19,7 @@ from scout.corpus.passages import split_document
 from scout.corpus.rules import CorpusRules
 from scout.errors import NotFound
 from scout.forge.base import FileEntry, Forge, Project
+from scout.progress import Progress, as_progress
 from scout.store import PassageRecord, ProjectRow, Store, now
 
 log = logging.getLogger("scout.index")
@@ -62,6 +63,7 @@ def project_passages(
     project: Project,
     sha: str,
     skipped: Counter[str],
+    progress: Progress | None = None,
 ) -> Iterator[PassageRecord]:
     """The corpus passages of one project at one sha; skipped files are counted and logged."""
     entries: list[FileEntry] = sorted(forge.files(project, sha), key=lambda e: e.path)
@@ -77,6 +79,8 @@ def project_passages(
         except NotFound:
             skipped["file_vanished"] += 1
             continue
+        if progress is not None:
+            progress.advance("files")
         text = decode_text(data)
         if text is None:
             skipped["file_not_utf8"] += 1
@@ -103,13 +107,17 @@ def index_estate(
     store: Store,
     rules: CorpusRules,
     *,
-    progress: Callable[[str], None] = lambda _message: None,
+    progress: Progress | Callable[[str], None] | None = None,
 ) -> IndexSummary:
     started = time.monotonic()
+    report = as_progress(progress)
     summary = IndexSummary()
     stored = store.projects()
     seen: set[str] = set()
+    report.phase("projects")
+    report.phase("files")
     for project in forge.projects():
+        report.advance("projects")
         seen.add(project.path)
         verdict = rules.project(project)
         if not verdict:
@@ -117,7 +125,7 @@ def index_estate(
             if project.path in stored:
                 store.remove_project(project.path)
                 summary.projects_removed += 1
-                progress(f"removed {project.path} ({verdict.reason})")
+                report.note(f"removed {project.path} ({verdict.reason})")
             continue
         try:
             head = forge.head(project)
@@ -143,10 +151,10 @@ def index_estate(
         if before is not None and before.indexed_sha == head and before.web_url == row.web_url:
             summary.projects_unchanged += 1
             continue
-        progress(f"indexing {project.path} at {head[:12]}")
+        report.note(f"indexing {project.path} at {head[:12]}")
         # Read everything first: the write transaction must not wait on the forge (an archive
         # download would hold the database's write lock and stall a concurrent sweep).
-        passages = list(project_passages(forge, rules, project, head, summary.skipped))
+        passages = list(project_passages(forge, rules, project, head, summary.skipped, report))
         count = store.replace_project(row, passages)
         summary.projects_indexed += 1
         summary.passages += count
@@ -160,7 +168,7 @@ def index_estate(
             pass
         store.remove_project(path)
         summary.projects_removed += 1
-        progress(f"removed {path} (no longer in the estate)")
+        report.note(f"removed {path} (no longer in the estate)")
     summary.seconds = time.monotonic() - started
     summary.forge_requests = dict(sorted(forge.requests.items()))
     return summary

@@ -12,7 +12,8 @@ line per call) and replies like Claude Code 2.1 per ``FAKE_CLAUDE_MODE``:
   invalid_json       prints non-JSON on stdout, exit 0
 
 ``FAKE_CLAUDE_DELAY`` (seconds) slows every reply down, like a model at work; the fake's pid is
-appended to the file named by ``FAKE_CLAUDE_PIDS`` while it runs, so tests can see it die.
+appended to the file named by ``FAKE_CLAUDE_PIDS`` while it runs, so tests can see it die, and
+its start and end times to ``FAKE_CLAUDE_SPANS`` when it ends, so tests can count overlaps.
 """
 
 from __future__ import annotations
@@ -48,7 +49,12 @@ def main() -> int:
     if pids:
         with open(pids, "a", encoding="utf-8") as f:
             f.write(f"{os.getpid()}\n")
+    started = time.time()
     time.sleep(float(os.environ.get("FAKE_CLAUDE_DELAY", "0")))
+    spans = os.environ.get("FAKE_CLAUDE_SPANS")
+    if spans:
+        with open(spans, "a", encoding="utf-8") as f:
+            f.write(f"{started} {time.time()}\n")
     mode = os.environ.get("FAKE_CLAUDE_MODE", "success")
     envelope = {
         "type": "result",
