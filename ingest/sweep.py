@@ -11,6 +11,13 @@ notes, which depend on nothing but the issue. So notes are fetched ahead by a sm
 every store write stay on the sweeping thread, in issue order, one transaction per issue. Notes
 are fetched ahead only for issues that will be read (changed, in a qualifying project).
 
+With a model provider each addresses judgement is a model call, so judgements run on a second
+bounded pool (``[ingest] concurrency`` at once), up to ``4 x concurrency`` issues ahead of the one
+being committed; forge reads (corpus rules, resolves) stay on the sweeping thread, which owns the
+forge's git readers, and commits still happen in issue order, so the cursor never passes an
+issue whose verdicts are not stored. On stop, judgements not yet started are dropped and the
+issues whose judgements are all in are committed.
+
 Faults are contained (DESIGN.md, "Faults are contained per reference and per project"): a check
 that can never complete is a ``cannot check:`` rejection (the validator decides); any other forge
 error stops the sweep before the issue it hit, keeping every whole issue before it, and exits 5.
@@ -36,12 +43,13 @@ from scout.config import Config
 from scout.corpus.rules import CorpusRules
 from scout.errors import ForgeError, NotFound
 from scout.forge.base import Forge, Issue, Note
+from scout.progress import Progress, as_progress
 from scout.providers.base import Provider
 from scout.store import IssueRow, SignpostRow, Store
 from signposts.cache import CachedForge
 from signposts.extract import extract_issue
 from signposts.references import DocsSite, ExtractContext, Reference
-from signposts.validate import Check, Validator, Verdict, cannot_check, question_of
+from signposts.validate import Check, Pending, Validator, Verdict, cannot_check, question_of
 
 log = logging.getLogger("scout.sweep")
 CHECKS = ("corpus_rules", "resolves", "addresses")
@@ -50,6 +58,22 @@ CHECKS = ("corpus_rules", "resolves", "addresses")
 CONCURRENCY = 4
 READ_AHEAD = 16
 MAX_ISSUE_FAILURES = 3  # sweeps in a row an issue may stop before it is recorded and passed
+
+
+@dataclass
+class _Staged:
+    """An issue read and checked against the forge, waiting for its judgements and its commit."""
+
+    issue: Issue
+    cursor: tuple[str, str]
+    skip: str | None = None
+    notes: int = 0
+    extract_skipped: Counter[str] = field(default_factory=Counter)
+    judged: list[Future[Verdict]] = field(default_factory=list)
+
+    def complete(self) -> bool:
+        """Every judgement finished (none cancelled): the issue can be committed whole."""
+        return all(f.done() and not f.cancelled() and f.exception() is None for f in self.judged)
 
 
 @dataclass
@@ -101,7 +125,8 @@ class Sweep:
         provider: Provider,
         *,
         stop: threading.Event | None = None,
-        progress: Callable[[str], None] = lambda _message: None,
+        progress: Progress | Callable[[str], None] | None = None,
+        concurrency: int | None = None,
     ) -> None:
         self.config = config
         self.forge = CachedForge(forge)
@@ -109,12 +134,19 @@ class Sweep:
         self.rules = CorpusRules(tuple(config.forge.groups), config.corpus)
         self.validator = Validator(self.forge, self.rules, provider, config.docs_site)
         self.stop = stop or threading.Event()
-        self.progress = progress
+        self.progress = as_progress(progress)
         self.summary = SweepSummary()
+        self.concurrency = concurrency or config.ingest.concurrency
+        # issues read ahead of the one being committed while their judgements run: enough to
+        # keep every judge busy when issues have one or two references each
+        self.judge_ahead = 4 * self.concurrency
+        self._staged_keys: set[tuple[str, int, str]] = set()
         self._extracted: tuple[Issue, list[Reference]] | None = None
 
     def run(self) -> SweepSummary:
         started = time.monotonic()
+        self.progress.phase("issues")
+        self.progress.phase("references")
         for group in self.config.forge.groups:
             self._sweep_group(group)
             if self.stop.is_set():
@@ -137,41 +169,70 @@ class Sweep:
     def _sweep_group(self, group: str) -> None:
         scope = f"issues:{group}"
         pool = ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="scout-notes")
+        judges = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="scout-judge")
         window: deque[tuple[Issue, Future[list[Note]] | None]] = deque()
+        staged: deque[_Staged] = deque()
         try:
             for issue in self.forge.issues_updated_after(group, self.store.cursor(scope)):
                 if self.stop.is_set():
-                    return
+                    break
                 window.append((issue, self._notes_ahead(pool, issue)))
                 if len(window) > READ_AHEAD:
                     ahead, notes = window.popleft()
-                    self._contained(ahead, scope, notes)
-            while window:
-                if self.stop.is_set():
-                    return
+                    self._stage_contained(ahead, scope, notes, judges, staged)
+                    self._commit_ready(staged, self.judge_ahead)
+            while window and not self.stop.is_set():
                 ahead, notes = window.popleft()
-                self._contained(ahead, scope, notes)
+                self._stage_contained(ahead, scope, notes, judges, staged)
+                self._commit_ready(staged, self.judge_ahead)
+            if self.stop.is_set():
+                # Judgements not started are dropped; those running finish, and every issue
+                # whose judgements are all in is committed, in order.
+                for item in staged:
+                    for future in item.judged:
+                        future.cancel()
+                judges.shutdown(wait=True)
+                while staged and staged[0].complete():
+                    self._commit(staged.popleft())
+            else:
+                self._commit_ready(staged, 0)
         finally:
+            judges.shutdown(wait=True, cancel_futures=True)
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def _contained(self, issue: Issue, scope: str, notes_ahead: Future[list[Note]] | None) -> None:
-        """One issue; a forge error stops the sweep here, unless this issue keeps failing."""
+    def _stage_contained(
+        self,
+        issue: Issue,
+        scope: str,
+        notes_ahead: Future[list[Note]] | None,
+        judges: ThreadPoolExecutor,
+        staged: deque[_Staged],
+    ) -> None:
+        """Stage one issue; a forge error stops the sweep here, unless this issue keeps failing.
+
+        Stopping commits every issue staged before this one first (waiting for their
+        judgements), so the cursor ends right before the issue that failed.
+        """
         self._extracted = None
         try:
-            self._one_issue(issue, scope, notes_ahead)
+            staged.append(self._stage(issue, scope, notes_ahead, judges))
+            return
         except ForgeError as exc:
-            why = str(exc).removeprefix("forge ")
-            failures = self.store.issue_failed(issue.project, issue.iid, issue.updated_at, why)
-            where = f"{issue.project}#{issue.iid}"
-            if failures < MAX_ISSUE_FAILURES:
-                message = str(exc).removeprefix(f"forge {exc.reason}: ")
-                raise ForgeError(
-                    exc.reason,
-                    f"{message}; the sweep stopped before {where} (failure {failures} of "
-                    f"{MAX_ISSUE_FAILURES}), every issue before it is kept",
-                ) from exc
-            log.warning("%s failed %d sweeps in a row, passed: %s", where, failures, why)
-            self._pass_issue(issue, scope, why)
+            failure = exc
+        self._commit_ready(staged, 0)
+        why = str(failure).removeprefix("forge ")
+        failures = self.store.issue_failed(issue.project, issue.iid, issue.updated_at, why)
+        where = f"{issue.project}#{issue.iid}"
+        if failures < MAX_ISSUE_FAILURES:
+            message = str(failure).removeprefix(f"forge {failure.reason}: ")
+            raise ForgeError(
+                failure.reason,
+                f"{message}; the sweep stopped before {where} (failure {failures} of "
+                f"{MAX_ISSUE_FAILURES}), every issue before it is kept",
+            ) from failure
+        log.warning("%s failed %d sweeps in a row, passed: %s", where, failures, why)
+        self._pass_issue(issue, scope, why)
+        self._staged_keys.discard((issue.project, issue.iid, issue.updated_at))
 
     def _pass_issue(self, issue: Issue, scope: str, why: str) -> None:
         """Record an issue that keeps failing with its references rejected ``cannot check:``."""
@@ -230,40 +291,81 @@ class Sweep:
         verdict = self.rules.project(project)
         return None if verdict else f"issue_{verdict.reason}"
 
-    def _one_issue(
-        self, issue: Issue, scope: str, notes_ahead: Future[list[Note]] | None = None
-    ) -> None:
-        summary = self.summary
+    def _stage(
+        self,
+        issue: Issue,
+        scope: str,
+        notes_ahead: Future[list[Note]] | None,
+        judges: ThreadPoolExecutor,
+    ) -> _Staged:
+        """Read one issue and run its forge checks on this thread; its addresses judgements go
+        to the pool. Nothing is written here: :meth:`_commit` writes, in issue order."""
+        staged = _Staged(issue, (scope, issue.updated_at))
+        key = (issue.project, issue.iid, issue.updated_at)
         stored = self.store.issue(issue.project, issue.iid)
-        cursor = (scope, issue.updated_at)
-        if stored is not None and stored.updated_at == issue.updated_at:
-            summary.skipped["issue_unchanged"] += 1
-            return
+        if key in self._staged_keys or (
+            stored is not None and stored.updated_at == issue.updated_at
+        ):
+            # a listing that restarts a page may repeat an issue not yet committed
+            staged.skip = "issue_unchanged"
+            return staged
+        self._staged_keys.add(key)
         skip = self._project_qualifies(issue.project)
         if skip is not None:
-            # Issues of private or excluded projects are dropped unread; only the cursor moves.
-            summary.skipped[skip] += 1
-            self.store.save_issue(
-                IssueRow(issue.project, issue.iid, issue.web_url, issue.updated_at, ()),
-                [],
-                {},
-                cursor,
-            )
-            return
-        summary.issues_read += 1
+            staged.skip = skip
+            return staged
         notes: list[str] = []
         if issue.user_notes_count > 0:
             fetched = notes_ahead.result() if notes_ahead else self.forge.issue_notes(issue)
             notes = [note.body for note in fetched]
-            summary.notes_read += len(notes)
+            staged.notes = len(notes)
         extraction = extract_issue(
             issue.title, issue.description, notes, extract_context(self.config, issue.project)
         )
-        summary.skipped.update(extraction.skipped)
+        staged.extract_skipped = extraction.skipped
         self._extracted = (issue, list(extraction.references))
         question = question_of(issue.title, issue.description)
-        verdicts = [self.validator.validate(ref, question) for ref in extraction.references]
+        for ref in extraction.references:
+            pending = self.validator.prepare(ref, question)
+            if pending.needs_judgement:
+                staged.judged.append(judges.submit(self._judge, pending))
+            else:
+                done: Future[Verdict] = Future()
+                done.set_result(self.validator.judge(pending))
+                staged.judged.append(done)
         del notes, question
+        return staged
+
+    def _judge(self, pending: Pending) -> Verdict:
+        verdict = self.validator.judge(pending)
+        self.progress.advance("references")
+        return verdict
+
+    def _commit_ready(self, staged: deque[_Staged], keep: int) -> None:
+        """Commit staged issues in order until at most ``keep`` wait (waiting on judgements)."""
+        while len(staged) > keep:
+            self._commit(staged.popleft())
+
+    def _commit(self, staged: _Staged) -> None:
+        summary = self.summary
+        issue = staged.issue
+        self._staged_keys.discard((issue.project, issue.iid, issue.updated_at))
+        if staged.skip is not None:
+            summary.skipped[staged.skip] += 1
+            if staged.skip != "issue_unchanged":
+                # Issues of private or excluded projects are dropped unread; only the cursor moves.
+                self.store.save_issue(
+                    IssueRow(issue.project, issue.iid, issue.web_url, issue.updated_at, ()),
+                    [],
+                    {},
+                    staged.cursor,
+                )
+            self.progress.advance("issues")
+            return
+        verdicts = [future.result() for future in staged.judged]
+        summary.issues_read += 1
+        summary.notes_read += staged.notes
+        summary.skipped.update(staged.extract_skipped)
         summary.references += len(verdicts)
         passages = {}
         for verdict in verdicts:
@@ -283,12 +385,9 @@ class Sweep:
             ),
             [new_signpost(v) for v in verdicts],
             passages,
-            cursor,
+            staged.cursor,
         )
-        self.progress(
-            f"{issue.project}#{issue.iid}: {len(verdicts)} reference(s), "
-            f"{sum(v.status == 'accepted' for v in verdicts)} accepted"
-        )
+        self.progress.advance("issues")
 
     # ------------------------------------------------------------------ re-validation
     def _moved(self, row: SignpostRow) -> bool:

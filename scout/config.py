@@ -90,10 +90,14 @@ class AnswerConfig(_Section):
     provider: Literal["claude-local", "anthropic", "offline"] = "claude-local"
     model: str = "claude-haiku-4-5"
     passages: int = Field(default=8, ge=1, le=20)
+    # seconds a provider may take for one reply (an answer or one addresses judgement)
+    timeout: float = Field(default=120.0, gt=0, le=3600)
 
 
 class IngestConfig(_Section):
     schedule: str = "*/30 * * * *"
+    # addresses judgements (model calls) in flight at once during a sweep
+    concurrency: int = Field(default=4, ge=1, le=32)
 
 
 class StoreConfig(_Section):

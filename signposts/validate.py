@@ -104,6 +104,23 @@ def cannot_check(error: ForgeError | str) -> str:
     return CANNOT_CHECK + " ".join(why.split())[:300]
 
 
+@dataclass
+class Pending:
+    """A reference past corpus rules and resolves; ``verdict`` is set when nothing is left to
+    judge (a check failed, or there is no question)."""
+
+    reference: Reference
+    target: _Target
+    checks: list[Check]
+    question: str | None
+    detail: str
+    verdict: Verdict | None = None
+
+    @property
+    def needs_judgement(self) -> bool:
+        return self.verdict is None
+
+
 def question_of(title: str, description: str | None) -> str:
     """The issue's question for the addresses check: title and the description's opening."""
     text = f"{title.strip()}\n\n{(description or '').strip()}".strip()
@@ -141,6 +158,11 @@ class Validator:
         return self._run(reference, None)
 
     def _run(self, reference: Reference, question: str | None) -> Verdict:
+        return self.judge(self.prepare(reference, question))
+
+    def prepare(self, reference: Reference, question: str | None) -> Pending:
+        """Corpus rules and resolves (forge reads: call it from the thread that owns the forge);
+        the addresses judgement is left to :meth:`judge`."""
         target = _Target()
         checks: list[Check] = []
         try:
@@ -148,17 +170,36 @@ class Validator:
             checks.append(Check("corpus_rules", True, "project qualifies"))
             detail = self._resolves(reference, target)
             checks.append(Check("resolves", True, detail))
-            if question is not None:
-                detail = self._addresses(question, target)
-                checks.append(Check("addresses", True, detail))
         except _Failed as failed:
             checks.append(Check(failed.check, False, failed.reason))
-            return self._verdict(reference, target, checks, failed.check, failed.reason)
+            verdict = self._verdict(reference, target, checks, failed.check, failed.reason)
+            return Pending(reference, target, checks, None, detail="", verdict=verdict)
         except (CannotCheck, NotFound) as exc:
             reason = cannot_check(exc)
             checks.append(Check("resolves", False, reason))
-            return self._verdict(reference, target, checks, "resolves", reason)
-        return self._verdict(reference, target, checks, None, detail)
+            verdict = self._verdict(reference, target, checks, "resolves", reason)
+            return Pending(reference, target, checks, None, detail="", verdict=verdict)
+        if question is None:
+            verdict = self._verdict(reference, target, checks, None, detail)
+            return Pending(reference, target, checks, None, detail=detail, verdict=verdict)
+        return Pending(reference, target, checks, question, detail=detail)
+
+    def judge(self, pending: Pending) -> Verdict:
+        """The addresses judgement of a prepared reference: it touches only the provider, so
+        several may run at once on other threads."""
+        if pending.verdict is not None:
+            return pending.verdict
+        assert pending.question is not None
+        checks = list(pending.checks)
+        try:
+            detail = self._addresses(pending.question, pending.target)
+        except _Failed as failed:
+            checks.append(Check(failed.check, False, failed.reason))
+            return self._verdict(
+                pending.reference, pending.target, checks, failed.check, failed.reason
+            )
+        checks.append(Check("addresses", True, detail))
+        return self._verdict(pending.reference, pending.target, checks, None, detail)
 
     def _verdict(
         self,

@@ -15,6 +15,10 @@ def index(runtime: Runtime, as_json: bool) -> None:
     from scout.corpus.index import index_estate
     from scout.corpus.rules import CorpusRules
 
+    runtime.on_interrupt = (
+        "projects indexed before the interrupt are kept; "
+        "the project being indexed keeps its previous passages"
+    )
     config = runtime.config
     forge = runtime.forge()
     store = runtime.store(create=True)

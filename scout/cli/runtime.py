@@ -30,6 +30,8 @@ class Runtime:
     """Per-invocation state, created by the ``scout`` group and passed to every command."""
 
     config_path: str | None = None
+    # what an interrupted command kept, for the line printed on Ctrl-C (exit 130)
+    on_interrupt: str = ""
     _stores: list[Store] = field(default_factory=list)
     _forges: list[Forge] = field(default_factory=list)
 
@@ -65,8 +67,28 @@ class Runtime:
 pass_runtime = click.make_pass_decorator(Runtime)
 
 
+CONFIG_HELP = "Config file (default: $SCOUT_CONFIG, else ./scout.toml)."
+
+
+def _config_after(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    # `scout ask --config x.toml Q` means the same as `scout --config x.toml ask Q`
+    if value is not None:
+        runtime = ctx.find_object(Runtime)
+        if runtime is not None:
+            runtime.config_path = value
+
+
 def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
-    """The ``--json`` flag every command takes."""
+    """The ``--json`` flag every command takes, and ``--config`` accepted after the command."""
+    function = click.option(
+        "--config",
+        type=click.Path(dir_okay=False),
+        default=None,
+        expose_value=False,
+        is_eager=True,
+        callback=_config_after,
+        help=CONFIG_HELP,
+    )(function)
     return click.option(
         "--json", "as_json", is_flag=True, help="Print exactly one JSON document on stdout."
     )(function)

@@ -22,6 +22,7 @@ from scout.corpus.passages import split_document
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
 from scout.errors import CannotCheck, ForgeError, NotFound
 from scout.forge.base import FileEntry, Forge, Project
+from scout.progress import Progress, as_progress
 from scout.store import PassageRecord, ProjectRow, Store, now
 
 log = logging.getLogger("scout.index")
@@ -79,6 +80,7 @@ def project_passages(
     project: Project,
     sha: str,
     skipped: Counter[str],
+    progress: Progress | None = None,
 ) -> Iterator[PassageRecord]:
     """The corpus passages of one project at one sha; skipped files are counted and logged."""
     entries: list[FileEntry] = sorted(forge.files(project, sha), key=lambda e: e.path)
@@ -96,7 +98,7 @@ def project_passages(
             return None
         try:
             return decode_text(forge.read(project, sha, path))
-        except NotFound:
+        except (NotFound, CannotCheck):
             return None
 
     for entry in entries:
@@ -117,6 +119,8 @@ def project_passages(
             skipped["file_unreadable"] += 1
             log.warning("skipped %s:%s (%s)", project.path, entry.path, exc)
             continue
+        if progress is not None:
+            progress.advance("files")
         text = decode_text(data)
         if text is None:
             skipped["file_not_utf8"] += 1
@@ -148,13 +152,17 @@ def index_estate(
     store: Store,
     rules: CorpusRules,
     *,
-    progress: Callable[[str], None] = lambda _message: None,
+    progress: Progress | Callable[[str], None] | None = None,
 ) -> IndexSummary:
     started = time.monotonic()
+    report = as_progress(progress)
     summary = IndexSummary()
     stored = store.projects()
     seen: set[str] = set()
+    report.phase("projects")
+    report.phase("files")
     for project in forge.projects():
+        report.advance("projects")
         seen.add(project.path)
         verdict = rules.project(project)
         if not verdict:
@@ -162,16 +170,16 @@ def index_estate(
             if project.path in stored:
                 store.remove_project(project.path)
                 summary.projects_removed += 1
-                progress(f"removed {project.path} ({verdict.reason})")
+                report.note(f"removed {project.path} ({verdict.reason})")
             continue
         try:
-            _index_project(forge, store, rules, project, stored, summary, progress)
+            _index_project(forge, store, rules, project, stored, summary, report)
         except ForgeError as exc:
             if exc.reason in GLOBAL_FAULTS:
                 raise
             summary.failed[project.path] = str(exc).removeprefix("forge ")
             log.warning("could not read %s, its passages are kept: %s", project.path, exc)
-            progress(f"could not read {project.path}: its passages are kept")
+            report.note(f"could not read {project.path}: its passages are kept")
     for path in sorted(set(stored) - seen):
         # Offset pages shift when a project goes away mid-listing, so one missing from the
         # listing may still exist: it loses its passages only when the forge says it is gone.
@@ -187,7 +195,7 @@ def index_estate(
             continue
         store.remove_project(path)
         summary.projects_removed += 1
-        progress(f"removed {path} (no longer in the estate)")
+        report.note(f"removed {path} (no longer in the estate)")
     summary.seconds = time.monotonic() - started
     summary.forge_requests = dict(sorted(forge.requests.items()))
     return summary
@@ -200,7 +208,7 @@ def _index_project(
     project: Project,
     stored: dict[str, ProjectRow],
     summary: IndexSummary,
-    progress: Callable[[str], None],
+    report: Progress,
 ) -> None:
     """Bring one qualifying project to its head; on a ForgeError its passages stay."""
     try:
@@ -227,10 +235,10 @@ def _index_project(
     if before is not None and before.indexed_sha == head and before.web_url == row.web_url:
         summary.projects_unchanged += 1
         return
-    progress(f"indexing {project.path} at {head[:12]}")
+    report.note(f"indexing {project.path} at {head[:12]}")
     # Read everything first: the write transaction must not wait on the forge (an archive
     # download would hold the database's write lock and stall a concurrent sweep).
-    passages = list(project_passages(forge, rules, project, head, summary.skipped))
+    passages = list(project_passages(forge, rules, project, head, summary.skipped, report))
     count = store.replace_project(row, passages)
     summary.projects_indexed += 1
     summary.passages += count

@@ -6,7 +6,9 @@ what it shows is what a maintainer would see on a real estate without a model.
 
 from __future__ import annotations
 
+import shlex
 import shutil
+import sys
 from collections import Counter
 from importlib import resources
 from pathlib import Path
@@ -20,6 +22,18 @@ MARKER = ".scout-demo"
 # (config/demo.toml in the repository is a link to this file, for readers of the README.)
 CONFIG = resources.files("scout.demo").joinpath("demo.toml")
 EVAL_FILE = "eval.toml"  # package data beside this module: the demo estate's eval questions
+
+
+def invocation() -> str:
+    """How the user's shell can run this Scout: bare ``scout`` only when that finds this one
+    (scripts/setup does not put ``.venv/bin`` on PATH), else its absolute path."""
+    argv0 = Path(sys.argv[0])
+    if argv0.name == "scout" and argv0.exists():
+        found = shutil.which("scout")
+        if found and Path(found).resolve() == argv0.resolve():
+            return "scout"
+        return shlex.quote(str(argv0.absolute()))
+    return f"{shlex.quote(sys.executable)} -m scout"
 
 
 def prepare(directory: Path) -> Path:
@@ -126,8 +140,12 @@ def render(result: dict[str, Any]) -> str:
     lines.append(f"Eval ({EVAL_FILE}, offline provider):")
     lines += [f"  {line}" for line in eval_summary(result["eval"])]
     lines.append("")
+    scout = invocation()
     lines.append(
-        f"Audit with: scout --config {result['config']} signposts   "
+        f"Audit with: {scout} --config {shlex.quote(str(result['config']))} signposts   "
         f"(and `signposts --status accepted`, `gaps`)"
     )
+    activate = Path(sys.executable).parent / "activate"
+    if scout != "scout" and activate.exists():
+        lines.append(f"(or `source {activate}` first, then run plain `scout`)")
     return "\n".join(lines)

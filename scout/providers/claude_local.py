@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 from typing import Any
 
 from pydantic import ValidationError
@@ -24,6 +25,23 @@ from scout.providers.base import MAX_REPLY_BYTES, Metered, T, Task, Usage, child
 
 DEFAULT_TIMEOUT = 120.0
 BINARY = "claude"
+
+# Every running ``claude`` child, so an interrupted command can kill them: each runs in its own
+# session, so a Ctrl-C at the terminal never reaches it, and a sweep may run several at once.
+_RUNNING: set[subprocess.Popen[bytes]] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def kill_children() -> int:
+    """Kill the process group of every running ``claude`` child; returns how many there were."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for process in running:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return len(running)
 
 
 def command(binary: str, model: str, task: Task[Any]) -> list[str]:
@@ -89,6 +107,8 @@ class ClaudeLocalProvider:
                 )
             except OSError as exc:
                 raise ProviderError(f"cannot run the claude CLI: {exc}") from exc
+            with _RUNNING_LOCK:
+                _RUNNING.add(process)
             try:
                 stdout, stderr = process.communicate(stdin.encode("utf-8"), timeout=self.timeout)
             except subprocess.TimeoutExpired as exc:
@@ -97,6 +117,13 @@ class ClaudeLocalProvider:
                     f"the claude CLI gave no reply within {self.timeout:g} s "
                     "(is the API reachable? try `claude -p hello`)"
                 ) from exc
+            except BaseException:
+                # KeyboardInterrupt: the child is in its own session and would outlive us
+                _kill_group(process)
+                raise
+            finally:
+                with _RUNNING_LOCK:
+                    _RUNNING.discard(process)
             return process.returncode, stdout, stderr
 
 

@@ -6,7 +6,7 @@ the CLI computes it with :mod:`signposts.audit`), so this module only reads the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scout.gaps import AnsweringCost, answering_cost, gaps
@@ -26,10 +26,19 @@ class Report:
     projects: list[dict[str, Any]]
     sweep: dict[str, Any]  # Store.sweep_state()
     answering: AnsweringCost  # every logged question: tokens and dollars
+    # signposts.audit.rejections(status="withdrawn")
+    withdrawals: list[dict[str, Any]] = field(default_factory=list)
 
 
-def collect(store: Store, *, summary: dict[str, Any], rejections: list[dict[str, Any]]) -> Report:
-    """Everything the page shows; ``summary`` and ``rejections`` come from signposts.audit."""
+def collect(
+    store: Store,
+    *,
+    summary: dict[str, Any],
+    rejections: list[dict[str, Any]],
+    withdrawals: list[dict[str, Any]] | None = None,
+) -> Report:
+    """Everything the page shows; ``summary``, ``rejections`` and ``withdrawals`` come from
+    signposts.audit."""
     backlog = gaps(store)
     counts = store.passage_counts()
     projects = [
@@ -56,6 +65,7 @@ def collect(store: Store, *, summary: dict[str, Any], rejections: list[dict[str,
         gaps_total=len(backlog),
         summary=summary,
         rejections=rejections,
+        withdrawals=withdrawals or [],
         target_links=links,
         projects=projects,
         sweep=store.sweep_state(),

@@ -14,6 +14,10 @@ line per call) and replies like Claude Code 2.1 per ``FAKE_CLAUDE_MODE``:
 In success mode, ``FAKE_CLAUDE_BY_QUESTION`` (a JSON object) picks the structured output by the
 first of its keys found in the prompt on stdin, so one run can answer each question differently;
 without a matching key, ``FAKE_CLAUDE_OUTPUT`` or the default applies.
+
+``FAKE_CLAUDE_DELAY`` (seconds) slows every reply down, like a model at work; the fake's pid is
+appended to the file named by ``FAKE_CLAUDE_PIDS`` while it runs, so tests can see it die, and
+its start and end times to ``FAKE_CLAUDE_SPANS`` when it ends, so tests can count overlaps.
 """
 
 from __future__ import annotations
@@ -45,6 +49,16 @@ def main() -> int:
     if record:
         with open(record, "a", encoding="utf-8") as f:
             f.write(json.dumps({"argv": argv, "stdin": stdin, "cwd": os.getcwd()}) + "\n")
+    pids = os.environ.get("FAKE_CLAUDE_PIDS")
+    if pids:
+        with open(pids, "a", encoding="utf-8") as f:
+            f.write(f"{os.getpid()}\n")
+    started = time.time()
+    time.sleep(float(os.environ.get("FAKE_CLAUDE_DELAY", "0")))
+    spans = os.environ.get("FAKE_CLAUDE_SPANS")
+    if spans:
+        with open(spans, "a", encoding="utf-8") as f:
+            f.write(f"{started} {time.time()}\n")
     mode = os.environ.get("FAKE_CLAUDE_MODE", "success")
     envelope = {
         "type": "result",
