@@ -43,6 +43,7 @@ RARE_SHARE = 0.05
 MIN_RARE_ROWS = 2_000
 # Rows fetched per passage wanted, so that copies of one section can be dropped (see _ranked).
 DUPLICATE_ROOM = 2
+MAX_FETCH = 640  # a section copied more often than this leaves the list short
 # Bounds the MATCH expression: FTS5's cost grows with every OR'd term.
 MAX_QUERY_TERMS = 48
 MAX_WORD_CHARS = 64
@@ -264,7 +265,7 @@ def retrieve(
         for term, n in zip(terms, counts, strict=True)
     }
     bound = {term: max_score(total, hits_of[term]) for term in scored}
-    hits, worst = _stage(store, scored, rare, limit)
+    hits, worst = _fetch(store, scored, rare, limit)
     common = sorted((t for t in scored if t not in rare), key=lambda t: -bound[t])
     # A row matched by common terms alone scores at best -sum(their bounds). While that cannot
     # reach the worst row kept, the top rows are exactly the full ranking's. Otherwise the
@@ -281,7 +282,7 @@ def retrieve(
         unsure -= bound[term]
     if len(widened) == len(scored):
         return _ranked(store, scored, [], limit)
-    hits, worst = _stage(store, scored, widened, limit)
+    hits, worst = _fetch(store, scored, widened, limit)
     if worst is None or -unsure <= worst:
         return _ranked(store, scored, [], limit)
     return hits
@@ -300,26 +301,26 @@ def max_score(passages: int, matching: int) -> float:
     return max(idf, 1e-6) * (BM25_K1 + 1.0)
 
 
-def _stage(
+def _ranked(store: Store, terms: list[str], rare: list[str], limit: int) -> list[PassageHit]:
+    return _fetch(store, terms, rare, limit)[0]
+
+
+def _fetch(
     store: Store, terms: list[str], rare: list[str], limit: int
 ) -> tuple[list[PassageHit], float | None]:
-    """The top passages among the rows of ``rare`` and the score of the worst row fetched.
-
-    ``None`` when the rows ran out before the fetch was full: then rows of the other terms
-    could fill the gap, and nothing is certain.
-    """
-    match = " OR ".join(literal(term) for term in terms)
-    within = " OR ".join(literal(term) for term in rare)
-    rows = store.search(match, limit * DUPLICATE_ROOM, heading_weight=HEADING_WEIGHT, within=within)
-    worst = rows[-1].score if len(rows) == limit * DUPLICATE_ROOM else None
-    return _distinct(rows, limit), worst
-
-
-def _ranked(store: Store, terms: list[str], rare: list[str], limit: int) -> list[PassageHit]:
+    """Distinct top passages among the rows of ``rare`` (all rows if none), and the score of the
+    worst row fetched: ``None`` when the rows ran out before the fetch was full, since rows of
+    the other terms could then fill the gap. Fetches deeper while copies fill the first rows."""
     match = " OR ".join(literal(term) for term in terms)
     within = " OR ".join(literal(term) for term in rare) if rare else None
-    hits = store.search(match, limit * DUPLICATE_ROOM, heading_weight=HEADING_WEIGHT, within=within)
-    return _distinct(hits, limit)
+    fetch = limit * DUPLICATE_ROOM
+    while True:
+        rows = store.search(match, fetch, heading_weight=HEADING_WEIGHT, within=within)
+        hits = _distinct(rows, limit)
+        full = len(rows) == fetch
+        if len(hits) == limit or not full or fetch >= MAX_FETCH:
+            return hits, rows[-1].score if full else None
+        fetch *= 4
 
 
 def _distinct(hits: list[PassageHit], limit: int) -> list[PassageHit]:
