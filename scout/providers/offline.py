@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import cast
 
 from scout.compose.schema import AddressesOutput, AnswerOutput
@@ -44,7 +45,7 @@ def _cells(row: re.Match[str]) -> str:
 
 
 # Markup that is not text, in the order it is taken out: generator markup and comments first.
-_MARKUP = [
+_MARKUP: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"<!--.*?-->", re.DOTALL), ""),
     (re.compile(r"\{\{[<%].*?[%>]\}\}", re.DOTALL), ""),  # Hugo shortcodes
     (re.compile(r"\{:?\s*#[\w-]+[^}]*\}"), ""),  # heading attributes {#id}
