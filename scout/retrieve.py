@@ -127,7 +127,9 @@ def joins(question: str, terms: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def split(word: str, count: Callable[[str], int]) -> str | None:
+def split(
+    word: str, count: Callable[[str], int], present: Callable[[str], bool] | None = None
+) -> str | None:
     """``word`` as two words ("logfile" -> "log file") when the corpus writes it that way.
 
     The corpus's own usage decides, through ``count`` (rows matching an FTS5 literal): of the
@@ -137,10 +139,11 @@ def split(word: str, count: Callable[[str], int]) -> str | None:
     """
     if len(word) < MIN_SPLIT_CHARS or not word.isalpha():
         return None
+    known = present or (lambda match: count(match) > 0)
     best, best_count = None, count(literal(word))
     for cut in range(MIN_PART_CHARS, len(word) - MIN_PART_CHARS + 1):
         left, right = word[:cut], word[cut:]
-        if not count(literal(left)) or not count(literal(right)):
+        if not known(literal(left)) or not known(literal(right)):
             continue
         phrase = f"{left} {right}"
         used = count(literal(phrase))
@@ -149,11 +152,17 @@ def split(word: str, count: Callable[[str], int]) -> str | None:
     return best
 
 
-def variants(question: str, terms: list[str], count: Callable[[str], int]) -> list[str]:
-    """Spellings of the question's words the corpus uses: joined pairs and split compounds.
+def variants(
+    question: str,
+    terms: list[str],
+    count: Callable[[str], int],
+    present: Callable[[str], bool] | None = None,
+) -> list[str]:
+    """Spellings of the question's words the corpus uses: joined pairs, split words, and words
+    written with punctuation between them as phrases.
 
-    Every variant is still a literal (a word, or a phrase of two words), never query syntax;
-    ``count`` says how many rows an FTS5 literal matches.
+    Every variant is still a literal (a word, or a phrase), never query syntax; ``count`` says
+    how many rows an FTS5 literal matches, ``present`` (cheaper, optional) whether any does.
     """
     out = []
     for first, second in joins(question, terms):
@@ -162,9 +171,33 @@ def variants(question: str, terms: list[str], count: Callable[[str], int]) -> li
         if count(literal(first + second)) > count(literal(f"{first} {second}")):
             out.append(first + second)
     for term in terms[:MAX_SPLIT_WORDS]:
-        phrase = split(term, count)
+        phrase = split(term, count, present)
         if phrase is not None:
             out.append(phrase)
+    for phrase in compounds(question):
+        # "python-gitlab", "self-hosted", "gl.projects.list": the words belong together, and a
+        # passage that has them together is about that thing, not about its parts.
+        if phrase not in out and count(literal(phrase)):
+            out.append(phrase)
+    return out
+
+
+_COMPOUND = re.compile(r"[^\W_]+(?:[-_.:/][^\W_]+)+", re.UNICODE)
+MAX_COMPOUND_WORDS = 4
+
+
+def compounds(question: str) -> list[str]:
+    """Words the question writes joined by punctuation, as phrases: "python-gitlab" -> "python
+    gitlab". Versions ("18.8.2", "v1.2") are left to the words themselves."""
+    out = []
+    normal = unicodedata.normalize("NFKC", question).casefold()
+    for match in _COMPOUND.finditer(normal):
+        parts = words(match.group())
+        lettered = all(any(ch.isalpha() for ch in part) for part in parts)
+        if 2 <= len(parts) <= MAX_COMPOUND_WORDS and lettered:
+            phrase = " ".join(parts)
+            if phrase not in out:
+                out.append(phrase)
     return out
 
 
@@ -249,7 +282,13 @@ def retrieve(
             counted[match] = store.count_matches(match, budget + 1)
         return counted[match]
 
-    terms = [*terms, *variants(question, terms, count)][:MAX_QUERY_TERMS]
+    def present(match: str) -> bool:
+        # Whether a word is indexed at all: one row answers it, however common the word.
+        if match in counted:
+            return counted[match] > 0
+        return store.count_matches(match, 1) > 0
+
+    terms = [*terms, *variants(question, terms, count, present)][:MAX_QUERY_TERMS]
     if not two_stage:
         return _ranked(store, terms, [], limit)
     counts = [count(literal(term)) for term in terms]

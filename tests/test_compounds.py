@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scout.retrieve import joins, literal, query_terms, retrieve, split, variants
+from scout.retrieve import compounds, joins, literal, query_terms, retrieve, split, variants
 from scout.store import PassageRecord, Store
 from tests.fakes.corpus import filler, make_store, passage
 
@@ -68,6 +68,30 @@ def test_variants_are_literals_joined_or_split_as_the_corpus_writes() -> None:
     # "log in" is rarer as "login" here: the question's own spelling stands
     known = usage({"login": 1, "log in": 8})
     assert variants("log in", ["log"], lambda m: known.get(m, 0)) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "phrases"),
+    [
+        ("does python-gitlab support it?", ["python gitlab"]),
+        ("gl.projects.list() gives 20", ["gl projects list"]),
+        (
+            "CERTIFICATE_VERIFY_FAILED on a self-hosted box",
+            ["certificate verify failed", "self hosted"],
+        ),
+        ("chart for GitLab 18.8.2 or v1.2", []),  # numbers are words already
+        ("a-b-c-d-e is too long to be one thing", []),
+        ("plain words only", []),
+    ],
+)
+def test_words_joined_by_punctuation_become_phrases(question: str, phrases: list[str]) -> None:
+    assert compounds(question) == phrases
+
+
+def test_a_compound_phrase_is_kept_only_where_the_corpus_has_it() -> None:
+    known = usage({"python gitlab": 7})
+    question = "python-gitlab on a self-hosted box"
+    assert variants(question, query_terms(question), lambda m: known.get(m, 0)) == ["python gitlab"]
 
 
 @pytest.fixture
