@@ -7,6 +7,7 @@ from scout.cli.gaps import gaps
 from scout.cli.index import index
 from scout.cli.ingest import sweep, worker
 from scout.cli.report import report
+from scout.cli.search import search
 from scout.cli.signposts import signposts
 
-ALL = [index, ask, sweep, worker, signposts, gaps, report, evaluate, demo]
+ALL = [index, ask, search, sweep, worker, signposts, gaps, report, evaluate, demo]
