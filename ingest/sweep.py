@@ -144,10 +144,14 @@ class Sweep:
         stored = self.store.issue(issue.project, issue.iid)
         if stored is not None and stored.updated_at == issue.updated_at:
             return None
-        if self._project_qualifies(issue.project) is not None:
+        if self._project_qualifies(issue.project) is not None or self._confidential(issue):
             return None
         notes = self.forge.forge.issue_notes
         return pool.submit(lambda: list(notes(issue)))
+
+    def _confidential(self, issue: Issue) -> bool:
+        """Confidential issues are read only when ``ingest.include_confidential`` says so."""
+        return issue.confidential and not self.config.ingest.include_confidential
 
     def _project_qualifies(self, path: str) -> str | None:
         try:
@@ -167,6 +171,8 @@ class Sweep:
             summary.skipped["issue_unchanged"] += 1
             return
         skip = self._project_qualifies(issue.project)
+        if skip is None and self._confidential(issue):
+            skip = "issue_confidential"
         if skip is not None:
             # Issues of private or excluded projects are dropped unread; only the cursor moves.
             summary.skipped[skip] += 1
@@ -180,8 +186,11 @@ class Sweep:
         summary.issues_read += 1
         notes: list[str] = []
         if issue.user_notes_count > 0:
-            fetched = notes_ahead.result() if notes_ahead else self.forge.issue_notes(issue)
-            notes = [note.body for note in fetched]
+            fetched = list(notes_ahead.result() if notes_ahead else self.forge.issue_notes(issue))
+            hidden = not self.config.ingest.include_confidential
+            notes = [note.body for note in fetched if not (hidden and note.internal)]
+            if len(notes) < len(fetched):
+                summary.skipped["note_internal"] += len(fetched) - len(notes)
             summary.notes_read += len(notes)
         extraction = extract_issue(
             issue.title, issue.description, notes, extract_context(self.config, issue.project)
