@@ -18,7 +18,10 @@ the query uses, is logged once and read through REST from where the listing stoo
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
+import string
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -42,14 +45,15 @@ QUERY_LIMIT = 10_000  # characters per query
 TIMEOUT = 30.0  # seconds: GitLab cancels a query after 30 s anyway
 NOTE_CACHE = 512  # issues whose first notes page is held for the sweep's notes read
 
+# Values are written into the query as literals (``render``): python-gitlab's ``execute`` passes
+# variables in a way gql 4 deprecates, and a literal query is what GitLab logs and scores alike.
 _NOTES = """notes(first: $notes, after: $notesAfter) {
         pageInfo { endCursor hasNextPage }
         nodes { id body system internal updatedAt }
       }"""
 
 ISSUES_QUERY = (
-    """query scoutIssues($group: ID!, $updatedAfter: Time, $after: String, $first: Int!,
-  $notes: Int!, $notesAfter: String, $archived: Boolean) {
+    """query scoutIssues {
   group(fullPath: $group) {
     issues(includeSubgroups: true, includeArchived: $archived, updatedAfter: $updatedAfter,
            sort: UPDATED_ASC, first: $first, after: $after) {
@@ -66,7 +70,7 @@ ISSUES_QUERY = (
 )
 
 NOTES_QUERY = (
-    """query scoutNotes($project: ID!, $iid: String!, $notes: Int!, $notesAfter: String) {
+    """query scoutNotes {
   project(fullPath: $project) {
     issue(iid: $iid) {
       """
@@ -76,6 +80,22 @@ NOTES_QUERY = (
   }
 }"""
 )
+
+
+def render(template: str, **values: str | int | bool | None) -> str:
+    """The query with each ``$name`` replaced by its GraphQL literal (a JSON string is one)."""
+
+    def literal(value: str | int | bool | None) -> str:
+        if value is None:
+            return "null"
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, int):
+            return str(value)
+        return json.dumps(value)
+
+    return string.Template(template).substitute({k: literal(v) for k, v in values.items()})
+
 
 # graphql-ruby's codes (and graphql-core's wording) for a schema that lacks what we ask for.
 _UNKNOWN_CODES = {"undefinedField", "argumentNotAccepted", "undefinedType", "undefinedArgument"}
@@ -92,19 +112,16 @@ class Unsupported(ForgeError):
         self.detail = message
 
 
-def query_complexity(query: str, variables: dict[str, Any]) -> int:
+def query_complexity(query: str) -> int:
     """The query's score under GitLab's rule (app/graphql/types/base_field.rb): every field
     costs 1, and a connection read ``first: n`` at a time costs its selection times ``1 + n/100``
     (100 nodes double it). Nested connections are not multiplied by their parent's page."""
-    from graphql import FieldNode, OperationDefinitionNode, VariableNode, parse
+    from graphql import FieldNode, IntValueNode, OperationDefinitionNode, parse
 
     def first_of(node: FieldNode) -> int | None:
         for argument in node.arguments or ():
-            if argument.name.value == "first":
-                value = argument.value
-                if isinstance(value, VariableNode):
-                    return int(variables[value.name.value])
-                return int(getattr(value, "value", PAGE))
+            if argument.name.value == "first" and isinstance(argument.value, IntValueNode):
+                return int(argument.value.value)
         return None
 
     def score(selections: Any) -> float:
@@ -153,8 +170,7 @@ class GraphQLClient:
         sleep: Callable[[float], None] = time.sleep,
         pace: Callable[[], None] = lambda: None,
     ) -> None:
-        import httpx
-
+        http = _httpx()
         self.url = url.rstrip("/")
         self._token = token
         self.requests = counter
@@ -165,7 +181,7 @@ class GraphQLClient:
         self._count_lock = count_lock or threading.Lock()
         self._local = threading.local()
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.Client(
+        self._http = http.Client(
             timeout=timeout,
             headers=headers,
             event_hooks={"request": [self._count], "response": [self._remember]},
@@ -200,14 +216,14 @@ class GraphQLClient:
             self._local.client = client
         return client
 
-    def execute(self, query: str, variables: dict[str, Any], on_timeout: Callable[[], bool]) -> Any:
+    def execute(self, make_query: Callable[[], str], on_timeout: Callable[[], bool]) -> Any:
         """The ``data`` of one query, after bounded retries; ForgeError (or Unsupported) if not.
 
-        ``on_timeout`` is called when GitLab (or our client) timed the query out: it shrinks the
-        page and answers whether that helped; if it did, the retry is free.
+        ``make_query`` is called for each attempt. ``on_timeout`` is called when GitLab (or our
+        client) timed the query out: it shrinks the page and answers whether it could; if it
+        could, the retry is free.
         """
         import gitlab
-        import httpx
         from gql.transport.exceptions import (
             TransportConnectionFailed,
             TransportProtocolError,
@@ -215,16 +231,18 @@ class GraphQLClient:
             TransportServerError,
         )
 
-        if len(query) > QUERY_LIMIT:
-            raise ForgeError("bad data", f"a GraphQL query of {len(query)} characters")
+        httpx = _httpx()
         attempt = 0
         where = f"POST {self.url}/api/graphql"
         while True:
+            query = make_query()
+            if len(query) > QUERY_LIMIT:
+                raise ForgeError("bad data", f"a GraphQL query of {len(query)} characters")
             self._pace()
             self._local.status, self._local.headers = None, {}
             wait: float | None = None
             try:
-                return self._client().execute(query, variable_values=variables)
+                return self._client().execute(query)
             except gitlab.exceptions.GitlabAuthenticationError as exc:
                 raise ForgeError(
                     "unauthorized",
@@ -298,6 +316,19 @@ class GraphQLClient:
             log.warning("%s: %s; retry %d in %.1fs", where, reason, attempt + 1, wait)
             self._sleep(wait)
             attempt += 1
+
+
+def _httpx() -> Any:
+    """The httpx that gql's transport catches errors of: gql 4 prefers httpx2 where it is
+    installed (the anthropic SDK brings it), and python-gitlab hands gql whatever client it is
+    given, so the client must come from the same module or HTTP errors escape untranslated."""
+    from gql.transport import httpx as transport
+
+    return transport.httpx
+
+
+def _never() -> bool:
+    return False
 
 
 def _unknown(errors: list[Any]) -> bool:
@@ -467,16 +498,18 @@ class GitLabGraphQLForge(GitLabForge):
     def _graphql_issues(self, group: str, after: str | None) -> Iterator[Issue]:
         cursor: str | None = None
         for _ in range(MAX_PAGES):
-            variables = {
-                "group": group.strip("/"),
-                "updatedAfter": after,
-                "after": cursor,
-                "first": self._page.size,
-                "notes": PAGE,
-                "notesAfter": None,
-                "archived": self.include_archived,
-            }
-            data = self._graphql.execute(ISSUES_QUERY, variables, self._page.shrink)
+            # The page size is read at each attempt: a timeout shrinks it before the retry.
+            page = functools.partial(
+                render,
+                ISSUES_QUERY,
+                group=group.strip("/"),
+                updatedAfter=after,
+                after=cursor,
+                notes=PAGE,
+                notesAfter=None,
+                archived=self.include_archived,
+            )
+            data = self._graphql.execute(functools.partial(self._sized, page), self._page.shrink)
             self._page.answered()
             found = data.get("group") if isinstance(data, dict) else None
             if found is None:
@@ -493,6 +526,9 @@ class GitLabGraphQLForge(GitLabForge):
                 return
             cursor = _field(info, "endCursor", str)
         raise ForgeError("bad data", f"GraphQL issues of {group}: more than {MAX_PAGES} pages")
+
+    def _sized(self, page: Callable[..., str]) -> str:
+        return page(first=self._page.size)
 
     def _hold(self, issue: Issue, start: _NotesStart) -> None:
         with self._lock:
@@ -517,14 +553,16 @@ class GitLabGraphQLForge(GitLabForge):
             if cursor is None:
                 return
         for _ in range(MAX_PAGES):
-            variables = {
-                "project": issue.project,
-                "iid": str(issue.iid),
-                "notes": PAGE,
-                "notesAfter": cursor,
-            }
+            query = functools.partial(
+                render,
+                NOTES_QUERY,
+                project=issue.project,
+                iid=str(issue.iid),
+                notes=PAGE,
+                notesAfter=cursor,
+            )
             try:
-                data = self._graphql.execute(NOTES_QUERY, variables, lambda: False)
+                data = self._graphql.execute(query, _never)
             except Unsupported as exc:
                 self._fall_back(exc)
                 yield from (n for n in super().issue_notes(issue) if n.id not in given)
