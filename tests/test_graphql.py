@@ -475,3 +475,22 @@ def test_a_graphql_sweep_killed_anywhere_then_rerun_equals_a_rest_sweep(swept: S
         assert done.code == 0, done.stderr
         assert state(db) == swept.rest, f"killed after {point} issues"
     assert len(set(killed_at)) >= 3, killed_at
+
+
+def test_auto_sweeps_through_rest_where_gitlab_has_no_graphql(swept: Swept) -> None:
+    server = swept.served.server
+    server.graphql.disabled = True
+    try:
+        strict = _copy_store(swept.indexed, _config(swept.served, "strict", "graphql"))
+        failed = run_scout(strict, "sweep")
+        assert failed.code == 5 and failed.stdout == ""
+        assert failed.stderr.count("\n") == 1 and 'set forge.api = "rest"' in failed.stderr
+        config = _copy_store(swept.indexed, _config(swept.served, "auto", "auto"))
+        done = run_scout(config, "sweep", "--json")
+    finally:
+        server.graphql.disabled = False
+    assert done.code == 0, done.stderr
+    assert state(config.parent / "scout.db") == swept.rest
+    assert done.json()["forge_requests"]["graphql"] == 1
+    said = [line for line in done.stderr.splitlines() if "through REST" in line]
+    assert len(said) == 1 and "no GraphQL API there" in said[0]
