@@ -82,8 +82,10 @@ def child(*args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     return result
 
 
-def config_text(kind: str, url: str, store: Path, estate: Path | None = None) -> str:
-    forge = f'path = "{estate}"' if kind == "local" else f'token_env = "{TOKEN_ENV}"'
+def config_text(
+    kind: str, url: str, store: Path, estate: Path | None = None, api: str = "rest"
+) -> str:
+    forge = f'path = "{estate}"' if kind == "local" else f'token_env = "{TOKEN_ENV}"\napi = "{api}"'
     return (
         f'[forge]\nkind = "{kind}"\nurl = "{url}"\n{forge}\ngroups = ["acme"]\n\n'
         '[corpus]\nvisibility = ["public"]\n\n'
@@ -191,7 +193,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def sweep(work: Path, issues: int, latency: float, sequential: bool = False) -> dict[str, Any]:
+def sweep(
+    work: Path, issues: int, latency: float, sequential: bool = False, api: str = "rest"
+) -> dict[str, Any]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     estate = build_issue_estate(work / f"issues-{issues}-{port}", url, issues)
@@ -206,9 +210,9 @@ def sweep(work: Path, issues: int, latency: float, sequential: bool = False) -> 
     try:
         assert server.stdout is not None
         server.stdout.readline()  # the URL: the server is listening
-        name = f"sweep-{issues}{'-sequential' if sequential else ''}"
+        name = f"sweep-{issues}{'-sequential' if sequential else ''}-{api}"
         config = work / f"{name}.toml"
-        config.write_text(config_text("gitlab", url, work / f"{name}.db"), "utf-8")
+        config.write_text(config_text("gitlab", url, work / f"{name}.db", api=api), "utf-8")
         started = time.perf_counter()
         flags = ["--sequential"] if sequential else []
         result = child("sweep", str(config), *flags, env={TOKEN_ENV: TOKEN})
@@ -220,13 +224,18 @@ def sweep(work: Path, issues: int, latency: float, sequential: bool = False) -> 
     total = sum(requests.values())
     pages = -(-issues // 100)
     # The REST minimum: issue pages, one notes page per issue with notes, one lookup per
-    # distinct target, and each project's metadata and head once.
-    minimum = pages + estate.with_notes + estate.distinct_targets + 2 * estate.projects
+    # distinct target, and each project's metadata and head once. Through GraphQL an issue
+    # page carries its issues' notes: the listing is the issue pages alone.
+    listing = pages if api == "graphql" else pages + estate.with_notes
+    minimum = listing + estate.distinct_targets + 2 * estate.projects
+    listed = sum(requests.get(kind, 0) for kind in ("issues", "notes", "graphql"))
     concurrency = result.get("concurrency", 1)
     bound = latency * total / concurrency
     return {
+        "api": api,
         "issues": issues,
         "issues_with_notes": estate.with_notes,
+        "listing_requests": listed,
         "references": result["references"],
         "distinct_targets": estate.distinct_targets,
         "forge_requests": total,
@@ -284,6 +293,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ):
             log(f"sweep of {issues} issues")
             result["sweep"][str(issues)] = sweep(work, issues, latency)
+            log(f"sweep of {issues} issues through GraphQL")
+            through = sweep(work, issues, latency, api="graphql")
+            rest = result["sweep"][str(issues)]
+            through["requests_vs_rest"] = round(
+                through["forge_requests"] / rest["forge_requests"], 3
+            )
+            through["listing_vs_rest"] = round(
+                through["listing_requests"] / rest["listing_requests"], 3
+            )
+            through["seconds_vs_rest"] = round(through["sweep_seconds"] / rest["sweep_seconds"], 3)
+            result["sweep"][f"{issues}-graphql"] = through
         if "sweep" in wanted and not smoke:
             log(f"sweep of {args.issues} issues, sequential (as before)")
             before = sweep(work, args.issues, latency, sequential=True)
@@ -337,6 +357,15 @@ def table(result: dict[str, Any]) -> str:
             f"store {st['passages']} passages: {st['seconds']} s, peak RSS {st['peak_rss_mb']} MB"
         )
     for issues, sw in result["sweep"].items():
+        if sw.get("api") == "graphql":
+            lines.append(
+                f"sweep {issues} issues: {sw['forge_requests']} requests "
+                f"({sw['requests_vs_rest']}x REST's; listing {sw['listing_requests']} requests, "
+                f"{sw['listing_vs_rest']}x REST's), {sw['sweep_seconds']} s "
+                f"({sw['seconds_vs_rest']}x REST's) at {sw['latency_s'] * 1000:g} ms latency, "
+                f"sweep CPU {sw['sweep_cpu_seconds']} s, peak RSS {sw['peak_rss_mb']} MB"
+            )
+            continue
         lines.append(
             f"sweep {issues} issues: {sw['forge_requests']} requests "
             f"({sw['requests_vs_minimum']}x the REST minimum {sw['rest_minimum']}; "

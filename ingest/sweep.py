@@ -278,10 +278,14 @@ class Sweep:
         stored = self.store.issue(issue.project, issue.iid)
         if stored is not None and stored.updated_at == issue.updated_at:
             return None
-        if self._project_qualifies(issue.project) is not None:
+        if self._project_qualifies(issue.project) is not None or self._confidential(issue):
             return None
         notes = self.forge.forge.issue_notes
         return pool.submit(lambda: list(notes(issue)))
+
+    def _confidential(self, issue: Issue) -> bool:
+        """Confidential issues are read only when ``ingest.include_confidential`` says so."""
+        return issue.confidential and not self.config.ingest.include_confidential
 
     def _project_qualifies(self, path: str) -> str | None:
         try:
@@ -311,18 +315,25 @@ class Sweep:
             return staged
         self._staged_keys.add(key)
         skip = self._project_qualifies(issue.project)
+        if skip is None and self._confidential(issue):
+            skip = "issue_confidential"
         if skip is not None:
             staged.skip = skip
             return staged
         notes: list[str] = []
+        internal = 0
         if issue.user_notes_count > 0:
-            fetched = notes_ahead.result() if notes_ahead else self.forge.issue_notes(issue)
-            notes = [note.body for note in fetched]
+            fetched = list(notes_ahead.result() if notes_ahead else self.forge.issue_notes(issue))
+            hidden = not self.config.ingest.include_confidential
+            notes = [note.body for note in fetched if not (hidden and note.internal)]
+            internal = len(fetched) - len(notes)
             staged.notes = len(notes)
         extraction = extract_issue(
             issue.title, issue.description, notes, extract_context(self.config, issue.project)
         )
         staged.extract_skipped = extraction.skipped
+        if internal:
+            staged.extract_skipped["note_internal"] += internal
         self._extracted = (issue, list(extraction.references))
         question = question_of(issue.title, issue.description)
         for ref in extraction.references:

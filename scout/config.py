@@ -30,6 +30,9 @@ class ForgeConfig(_Section):
     token_env: str = "GITLAB_TOKEN"
     path: Path | None = None
     groups: list[str] = Field(min_length=1)
+    # The sweep's issue listing: GraphQL reads issues with their notes, about a tenth of REST's
+    # requests; auto falls back to REST where the instance does not answer GraphQL.
+    api: Literal["auto", "graphql", "rest"] = "auto"
 
     @field_validator("url")
     @classmethod
@@ -98,6 +101,8 @@ class IngestConfig(_Section):
     schedule: str = "*/30 * * * *"
     # addresses judgements (model calls) in flight at once during a sweep
     concurrency: int = Field(default=4, ge=1, le=32)
+    # confidential issues and internal notes are skipped unless this says to read them
+    include_confidential: bool = False
 
 
 class StoreConfig(_Section):

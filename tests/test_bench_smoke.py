@@ -44,6 +44,10 @@ def test_the_smoke_run_prints_the_table_and_writes_every_figure(tmp_path: Path) 
     assert result["indexing"]["unchanged_forge_requests"].keys() <= {"projects", "head"}
     sweep = result["sweep"]["40"]
     assert sweep["issues"] == 40 and sweep["forge_requests"] >= sweep["rest_minimum"]
+    graphql = result["sweep"]["40-graphql"]
+    assert graphql["api"] == "graphql" and graphql["requests_by_kind"].keys() >= {"graphql"}
+    assert "issues" not in graphql["requests_by_kind"] and graphql["listing_requests"] == 1
+    assert graphql["references"] == sweep["references"]
     assert "scout p50 / tantivy p50" in done.stdout and "written:" in done.stdout
 
 

@@ -78,6 +78,10 @@ def test_a_wrong_key_or_type_names_the_key(tmp_path: Path, extra: str, message: 
             "forge.url: expected an http(s) URL",
         ),
         ("[forge]\nkind = 'gitlab'\nurl = 'https://g.example'\ngroups = []\n", "forge.groups"),
+        (
+            "[forge]\nkind = 'gitlab'\nurl = 'https://g.example'\ngroups = ['a']\napi = 'soap'\n",
+            "forge.api: Input should be 'auto', 'graphql' or 'rest'",
+        ),
         ("[answer]\nprovider = 'offline'\n", "forge: required key is missing"),
         ("[forge\n", "not valid TOML"),
     ],

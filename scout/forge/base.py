@@ -94,6 +94,7 @@ class Issue:
     web_url: str
     user_notes_count: int = 0
     project_id: int | str | None = None
+    confidential: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,7 @@ class Note:
     body: str
     system: bool = False
     updated_at: str | None = None
+    internal: bool = False
 
 
 @dataclass(frozen=True)

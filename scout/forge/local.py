@@ -324,6 +324,7 @@ class LocalForge:
                             ),
                             user_notes_count=len(notes),
                             project_id=path,
+                            confidential=bool(record.get("confidential")),
                         )
                     )
         found.sort(key=lambda i: (i.updated_at, i.project, i.iid))
@@ -344,6 +345,7 @@ class LocalForge:
                         body=str(note.get("body") or ""),
                         system=False,
                         updated_at=timefmt.from_forge(note.get("updated_at")),
+                        internal=bool(note.get("internal")),
                     )
 
 

@@ -24,6 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 from tests.gitlab_server import api
 from tests.gitlab_server.estate import Estate
 from tests.gitlab_server.faults import FaultBook
+from tests.gitlab_server.graphql_api import GraphQLFaults
 from tests.gitlab_server.wire import ApiError, Response
 
 
@@ -77,8 +78,7 @@ class _Handler(BaseHTTPRequestHandler):
         raw_path = parts.path
         query = parse_qs(parts.query, keep_blank_values=True)
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(min(length, 1_000_000))
+        body = self.rfile.read(min(length, 1_000_000)) if length else b""
         if owner.latency:
             owner._stopping.wait(owner.latency)
         fault = owner.faults.take(self.path)
@@ -102,6 +102,7 @@ class _Handler(BaseHTTPRequestHandler):
                 query,
                 self.headers.get("PRIVATE-TOKEN"),
                 self.headers.get("Authorization"),
+                body,
             )
         body = response.body
         if truncate:
@@ -157,6 +158,7 @@ class GitLabServer:
         self.latency = latency
         self.verbose = verbose
         self.faults = FaultBook(seed)
+        self.graphql = GraphQLFaults()  # faults only POST /api/graphql has
         self.log: list[Request] = []
         self.url = ""
         self._port = port
@@ -279,9 +281,14 @@ class GitLabServer:
         query: dict[str, list[str]],
         private_token: str | None,
         authorization: str | None,
+        body: bytes = b"",
     ) -> Response:
         if not self._authorised(private_token, authorization):
             return Response.json({"message": "401 Unauthorized"}, 401)
+        if raw_path == "/api/graphql" and method == "POST":
+            from tests.gitlab_server import graphql_api
+
+            return graphql_api.answer(self.estate.data(), body, self.graphql)
         if method not in ("GET", "HEAD"):
             return Response.json({"message": "405 Method Not Allowed"}, 405)
         ctx = api.Context(

@@ -250,8 +250,9 @@ def note(data: EstateData, p: ProjectInfo, iid: int, record: dict[str, Any]) -> 
         "noteable_iid": iid,
         "project_id": p.id,
         "resolvable": False,
-        "confidential": False,
-        "internal": False,
+        # doc/api/notes.md: ``internal`` (``confidential`` is its deprecated name)
+        "confidential": bool(record.get("internal", False)),
+        "internal": bool(record.get("internal", False)),
         "imported": False,
         "commands_changes": {},
     }
