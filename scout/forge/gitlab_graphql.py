@@ -327,6 +327,7 @@ class GraphQLClient:
                 throttled += 1
                 if throttled <= MAX_THROTTLED:
                     continue
+                raise ForgeError(reason, f"{where} still answered 429 after {MAX_THROTTLED} waits")
             if attempt >= self.max_retries:
                 raise ForgeError(reason, f"{where}: {reason} after {attempt + 1} attempt(s)")
             log.warning("%s: %s; retry %d in %.1fs", where, reason, attempt + 1, wait)
