@@ -292,6 +292,54 @@ def test_an_unreadable_repository_keeps_its_passages_and_signposts_until_repaire
     assert verdicts(db) == before
 
 
+@pytest.mark.slow
+def test_a_gitlab_project_failing_with_5xx_keeps_its_passages_and_signposts(
+    tmp_path: Path, gitlab_server_factory: Callable[..., GitLabServer]
+) -> None:
+    root = placeholder(tmp_path / "estate")
+    server = gitlab_server_factory(root, token=TOKEN)
+    (root / "estate.toml").unlink()
+    estate = EstateBuilder(root, url=server.url)
+    handbook = estate.project("acme/handbook")
+    handbook.commit({"docs/rates.md": GUIDE}, "rates")
+    other = estate.project("acme/other")
+    other.commit({"README.md": "# Other\n\nThe other project keeps its notes here.\n"}, "readme")
+    estate.issue(
+        "acme/other",
+        1,
+        "How are exchange rates rounded?",
+        f"See {server.url}/acme/handbook/-/blob/main/docs/rates.md",
+    )
+    estate.write()
+    config = tmp_path / "scout.toml"
+    config.write_text(config_text(server.url), encoding="utf-8")
+    db = tmp_path / "scout.db"
+    assert invoke(config, "index").code == 0
+    assert invoke(config, "sweep").code == 0
+    before, kept = verdicts(db), passages_of(db, "acme/handbook")
+    assert [v[0] for v in before.values()] == ["accepted"]
+
+    handbook.commit({"docs/more.md": "# More\n\nMore about exchange rates.\n"}, "more")
+    other.commit({"README.md": "# Other\n\nThe other project now says more.\n"}, "more")
+    pid = server.estate.data().project("acme/handbook").id  # type: ignore[union-attr]
+    # Every content read of one project answers 500 (after Scout's retries: a server error).
+    server.inject("500", times=None, match=rf"/projects/{pid}/repository/(archive|tree|files)")
+    indexed = invoke(config, "index")
+    assert indexed.code == 5 and indexed.stdout == ""
+    assert "acme/handbook" in indexed.stderr and "acme/other" not in indexed.stderr
+    assert passages_of(db, "acme/handbook") == kept
+    assert "now says more" in " ".join(str(p[3]) for p in passages_of(db, "acme/other"))
+    swept = invoke(config, "sweep")
+    assert swept.code == 5 and "acme/handbook" in swept.stderr
+    assert verdicts(db) == before
+
+    server.clear_faults()
+    assert invoke(config, "index").code == 0
+    assert len(passages_of(db, "acme/handbook")) > len(kept)
+    assert invoke(config, "sweep").code == 0
+    assert [v[0] for v in verdicts(db).values()] == ["accepted"]
+
+
 def test_a_project_that_left_the_estate_is_still_removed(
     tmp_path: Path, write_config: Callable[..., Path]
 ) -> None:
