@@ -154,6 +154,7 @@ def _expected(kind: str, shas: dict[str, str]) -> dict[str, tuple[str, str]]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["local", "gitlab"])
 def test_a_sweep_over_every_poison_reference_completes_and_reads_every_issue(
     kind: str, tmp_path: Path, gitlab_server_factory: Callable[..., GitLabServer]
