@@ -282,6 +282,9 @@ def test_an_unreadable_repository_keeps_its_passages_and_signposts_until_repaire
         assert other_issue_changes.code == 5, other_issue_changes.stdout
         assert "acme/handbook" in other_issue_changes.stderr
         assert verdicts(db) == before
+        rechecked = invoke(config, "signposts", "recheck", "--all")
+        assert rechecked.code == 5 and "acme/handbook" in rechecked.stderr
+        assert verdicts(db) == before
     finally:
         repair()
 
