@@ -28,8 +28,14 @@ _BEFORE = r"(?<![^\s(\[{\"'`<>,;*|])"
 _AFTER = r"(?=[\s)\]}\"'`>,;*|]|\.{2,3}+(?![\w./])|\u2026|[.:!?](?![\w./])|$)"
 # References (not paths) may also sit inside ``_emphasis_`` and ``~~strike~~``: GitLab links
 # them there, since emphasis markers are Markdown, not part of the text.
-_BEFORE_REF = r"(?<![^\s(\[{\"'`<>,;*|_~])"
-_AFTER_REF = r"(?=[\s)\]}\"'`>,;*|_~]|\.{2,3}+(?![\w./])|\u2026|[.:!?](?![\w./])|$)"
+_BEFORE_REF = (
+    r"(?:(?<![^\s(\[{\"'`<>,;*|])"
+    r"|(?<=(?:^|[\s(\[{\"'`<>,;*|])(?:__?|~~)))"  # only an opening marker: not snake_case_abc1234
+)
+_AFTER_REF = (
+    r"(?=[\s)\]}\"'`>,;*|]|(?:__?|~~)(?:[\s)\]}\"'`>,;*|.:!?]|$)"
+    r"|\.{2,3}+(?![\w./])|\u2026|[.:!?](?![\w./])|$)"
+)
 _SEGMENT = r"[A-Za-z0-9_.][A-Za-z0-9_.-]{0,254}+"
 _PROJECT = rf"{_SEGMENT}(?:/{_SEGMENT}){{0,20}}+"
 # In a reference, a leading ``_`` opens emphasis (``_group/project!3_``), so the first segment

@@ -80,6 +80,9 @@ FIXTURE = [
     pytest.param("inside ~~!1~~ strike", [MR], id="strike-mr"),
     pytest.param(f"inside _{SHA}_ emphasis", [COMMIT], id="emphasis-commit"),
     pytest.param("inside _acme/lib!3_ emphasis", ["acme/lib!3"], id="emphasis-cross-mr"),
+    pytest.param("inside __!1__ strong", [MR], id="strong-mr"),
+    # ... but an underscore inside a word is no emphasis ("No Intra Emphasis": foo_bar_baz)
+    pytest.param("build_1a2b3c4d is a word", [], id="intra-word-underscore"),
     # "Link to merge request by reference: [Merge request](!1)"
     pytest.param("[Merge request](!1)", [MR], id="link-to-mr"),
     pytest.param("[Merge request](acme/lib!2)", ["acme/lib!2"], id="link-to-cross-mr"),
