@@ -240,19 +240,30 @@ def _break_objects(repo: Repo) -> Callable[[], None]:
 
 
 def _break_permissions(repo: Repo) -> Callable[[], None]:
-    repo.dir.chmod(0)
-    return lambda: repo.dir.chmod(0o755)
+    if os.geteuid() != 0:
+        repo.dir.chmod(0)
+        return lambda: repo.dir.chmod(0o755)
+    # root reads through permission bits; git itself refuses a repository another user owns
+    # ("detected dubious ownership"), which is the permission fault root meets.
+    owner = repo.dir.stat()
+    _chown_tree(repo.dir, 54321, 54321)
+    return lambda: _chown_tree(repo.dir, owner.st_uid, owner.st_gid)
 
 
-BREAKS = {"moved": _break_by_move, "objects": _break_objects, "chmod": _break_permissions}
+def _chown_tree(root: Path, uid: int, gid: int) -> None:
+    os.chown(root, uid, gid)
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
+
+
+BREAKS = {"moved": _break_by_move, "objects": _break_objects, "permissions": _break_permissions}
 
 
 @pytest.mark.parametrize("how", list(BREAKS))
 def test_an_unreadable_repository_keeps_its_passages_and_signposts_until_repaired(
     how: str, tmp_path: Path, write_config: Callable[..., Path]
 ) -> None:
-    if how == "chmod" and os.geteuid() == 0:
-        pytest.skip("root reads through any permission bits")
     root = tmp_path / "estate"
     _estate, handbook, other = build_two_projects(root)
     config = write_config(root)
