@@ -16,6 +16,7 @@ from typing import Any
 
 from ingest.records import new_signpost, reference_from_json
 from scout.config import Config
+from scout.errors import ForgeError
 from scout.forge.base import Forge
 from scout.store import SignpostRow, Store
 from signposts import audit
@@ -102,5 +103,28 @@ def recheck_verdicts(
     provider = make_provider(config.answer.provider, model=config.answer.model)
     rules = CorpusRules(tuple(config.forge.groups), config.corpus)
     validator = Validator(CachedForge(forge), rules, provider, config.docs_site)
-    changed = [c for row in rows if (c := recheck_one(store, validator, row)) is not None]
+    changed: list[dict[str, Any]] = []
+    failed: dict[str, str] = {}
+    for row in rows:
+        project = row.target_project or "?"
+        if project in failed:
+            continue
+        try:
+            change = recheck_one(store, validator, row)
+        except ForgeError as exc:
+            # A project that cannot be read is a fault, not a verdict: its verdicts stay as they
+            # are, the others are checked, and the command fails naming it.
+            if exc.reason in ("unreachable", "rate limited"):
+                raise
+            failed[project] = str(exc).removeprefix("forge ")
+            continue
+        if change is not None:
+            changed.append(change)
+    if failed:
+        names = "; ".join(f"{p} ({why})" for p, why in sorted(failed.items()))
+        raise ForgeError(
+            "server error",
+            f"rechecked the others ({len(changed)} changed), but could not read {names}: "
+            "their verdicts are kept",
+        )
     return {"rechecked": len(rows), "changed": changed}

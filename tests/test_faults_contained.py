@@ -151,6 +151,7 @@ def _expected(kind: str, shas: dict[str, str]) -> dict[str, tuple[str, str]]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["local", "gitlab"])
 def test_a_sweep_over_every_poison_reference_completes_and_reads_every_issue(
     kind: str, tmp_path: Path, gitlab_server_factory: Callable[..., GitLabServer]
@@ -236,19 +237,30 @@ def _break_objects(repo: Repo) -> Callable[[], None]:
 
 
 def _break_permissions(repo: Repo) -> Callable[[], None]:
-    repo.dir.chmod(0)
-    return lambda: repo.dir.chmod(0o755)
+    if os.geteuid() != 0:
+        repo.dir.chmod(0)
+        return lambda: repo.dir.chmod(0o755)
+    # root reads through permission bits; git itself refuses a repository another user owns
+    # ("detected dubious ownership"), which is the permission fault root meets.
+    owner = repo.dir.stat()
+    _chown_tree(repo.dir, 54321, 54321)
+    return lambda: _chown_tree(repo.dir, owner.st_uid, owner.st_gid)
 
 
-BREAKS = {"moved": _break_by_move, "objects": _break_objects, "chmod": _break_permissions}
+def _chown_tree(root: Path, uid: int, gid: int) -> None:
+    os.chown(root, uid, gid)
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
+
+
+BREAKS = {"moved": _break_by_move, "objects": _break_objects, "permissions": _break_permissions}
 
 
 @pytest.mark.parametrize("how", list(BREAKS))
 def test_an_unreadable_repository_keeps_its_passages_and_signposts_until_repaired(
     how: str, tmp_path: Path, write_config: Callable[..., Path]
 ) -> None:
-    if how == "chmod" and os.geteuid() == 0:
-        pytest.skip("root reads through any permission bits")
     root = tmp_path / "estate"
     _estate, handbook, other = build_two_projects(root)
     config = write_config(root)
@@ -278,6 +290,9 @@ def test_an_unreadable_repository_keeps_its_passages_and_signposts_until_repaire
         assert other_issue_changes.code == 5, other_issue_changes.stdout
         assert "acme/handbook" in other_issue_changes.stderr
         assert verdicts(db) == before
+        rechecked = invoke(config, "signposts", "recheck", "--all")
+        assert rechecked.code == 5 and "acme/handbook" in rechecked.stderr
+        assert verdicts(db) == before
     finally:
         repair()
 
@@ -287,6 +302,54 @@ def test_an_unreadable_repository_keeps_its_passages_and_signposts_until_repaire
     again = invoke(config, "sweep", "--json")
     assert again.code == 0, again.stderr
     assert verdicts(db) == before
+
+
+@pytest.mark.slow
+def test_a_gitlab_project_failing_with_5xx_keeps_its_passages_and_signposts(
+    tmp_path: Path, gitlab_server_factory: Callable[..., GitLabServer]
+) -> None:
+    root = placeholder(tmp_path / "estate")
+    server = gitlab_server_factory(root, token=TOKEN)
+    (root / "estate.toml").unlink()
+    estate = EstateBuilder(root, url=server.url)
+    handbook = estate.project("acme/handbook")
+    handbook.commit({"docs/rates.md": GUIDE}, "rates")
+    other = estate.project("acme/other")
+    other.commit({"README.md": "# Other\n\nThe other project keeps its notes here.\n"}, "readme")
+    estate.issue(
+        "acme/other",
+        1,
+        "How are exchange rates rounded?",
+        f"See {server.url}/acme/handbook/-/blob/main/docs/rates.md",
+    )
+    estate.write()
+    config = tmp_path / "scout.toml"
+    config.write_text(config_text(server.url), encoding="utf-8")
+    db = tmp_path / "scout.db"
+    assert invoke(config, "index").code == 0
+    assert invoke(config, "sweep").code == 0
+    before, kept = verdicts(db), passages_of(db, "acme/handbook")
+    assert [v[0] for v in before.values()] == ["accepted"]
+
+    handbook.commit({"docs/more.md": "# More\n\nMore about exchange rates.\n"}, "more")
+    other.commit({"README.md": "# Other\n\nThe other project now says more.\n"}, "more")
+    pid = server.estate.data().project("acme/handbook").id  # type: ignore[union-attr]
+    # Every content read of one project answers 500 (after Scout's retries: a server error).
+    server.inject("500", times=None, match=rf"/projects/{pid}/repository/(archive|tree|files)")
+    indexed = invoke(config, "index")
+    assert indexed.code == 5 and indexed.stdout == ""
+    assert "acme/handbook" in indexed.stderr and "acme/other" not in indexed.stderr
+    assert passages_of(db, "acme/handbook") == kept
+    assert "now says more" in " ".join(str(p[3]) for p in passages_of(db, "acme/other"))
+    swept = invoke(config, "sweep")
+    assert swept.code == 5 and "acme/handbook" in swept.stderr
+    assert verdicts(db) == before
+
+    server.clear_faults()
+    assert invoke(config, "index").code == 0
+    assert len(passages_of(db, "acme/handbook")) > len(kept)
+    assert invoke(config, "sweep").code == 0
+    assert [v[0] for v in verdicts(db).values()] == ["accepted"]
 
 
 def test_a_project_that_left_the_estate_is_still_removed(
