@@ -215,6 +215,9 @@ class Validator:
         return self._resolve_docs_page(reference, target, head)
 
     def _read_text(self, project: Project, sha: str, path: str) -> str | None:
+        # The path actually read, whatever the issue wrote: a rename, a docs mapping or a
+        # change's file list may lead somewhere the corpus rules keep out.
+        self._path_rules(path)
         try:
             data: bytes = self.forge.read(project, sha, path)
         except NotFound:
@@ -270,6 +273,7 @@ class Validator:
                 continue
             if diff.deleted_file:
                 raise _Failed("resolves", f"{path} was deleted since {old[:12]}")
+            self._path_rules(diff.new_path)  # renamed into an excluded folder: not read
             mapped = map_lines(diff.diff, lines)
             if mapped is None:
                 raise _Failed(
@@ -427,6 +431,8 @@ class Validator:
         if parent is None:
             return False
         for diff in diffs:
+            if not (self.rules.path(diff.new_path) and self.rules.path(diff.old_path)):
+                continue  # an excluded file's content is not read, not even to compare it
             now_text = self._read_or_none(project, head, diff.new_path)
             before = None if diff.new_file else self._read_or_none(project, parent, diff.old_path)
             if now_text != before:
@@ -434,6 +440,7 @@ class Validator:
         return True
 
     def _read_or_none(self, project: Project, sha: str, path: str) -> bytes | None:
+        self._path_rules(path)
         try:
             return bytes(self.forge.read(project, sha, path))
         except NotFound:
