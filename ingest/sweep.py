@@ -42,6 +42,7 @@ CHECKS = ("corpus_rules", "resolves", "addresses")
 # fetched: bounded, so memory stays flat in the number of issues.
 CONCURRENCY = 4
 READ_AHEAD = 16
+RULES_SETTING = "sweep_rules"  # the corpus rules' fingerprint accepted signposts were checked by
 
 
 @dataclass
@@ -144,7 +145,7 @@ class Sweep:
         stored = self.store.issue(issue.project, issue.iid)
         if stored is not None and stored.updated_at == issue.updated_at:
             return None
-        if self._project_qualifies(issue.project) is not None:
+        if self._project_qualifies(issue.project) is not None or self._confidential(issue):
             return None
         notes = self.forge.forge.issue_notes
         return pool.submit(lambda: list(notes(issue)))
@@ -157,6 +158,10 @@ class Sweep:
         verdict = self.rules.project(project)
         return None if verdict else f"issue_{verdict.reason}"
 
+    def _confidential(self, issue: Issue) -> bool:
+        """A confidential issue the config does not let the sweep read (its members' business)."""
+        return issue.confidential and not self.config.ingest.include_confidential
+
     def _one_issue(
         self, issue: Issue, scope: str, notes_ahead: Future[list[Note]] | None = None
     ) -> None:
@@ -167,8 +172,11 @@ class Sweep:
             summary.skipped["issue_unchanged"] += 1
             return
         skip = self._project_qualifies(issue.project)
+        if skip is None and self._confidential(issue):
+            skip = "issue_confidential"
         if skip is not None:
-            # Issues of private or excluded projects are dropped unread; only the cursor moves.
+            # Issues of private or excluded projects, and confidential issues, are dropped
+            # unread (any verdicts from when they were readable go too); only the cursor moves.
             summary.skipped[skip] += 1
             self.store.save_issue(
                 IssueRow(issue.project, issue.iid, issue.web_url, issue.updated_at, ()),
@@ -181,7 +189,12 @@ class Sweep:
         notes: list[str] = []
         if issue.user_notes_count > 0:
             fetched = notes_ahead.result() if notes_ahead else self.forge.issue_notes(issue)
-            notes = [note.body for note in fetched]
+            readable = self.config.ingest.include_confidential
+            for note in fetched:
+                if note.internal and not readable:
+                    summary.skipped["note_internal"] += 1
+                else:
+                    notes.append(note.body)
             summary.notes_read += len(notes)
         extraction = extract_issue(
             issue.title, issue.description, notes, extract_context(self.config, issue.project)
@@ -227,13 +240,21 @@ class Sweep:
         return self.forge.head(project) != row.target_sha or not self.rules.project(project)
 
     def _revalidate(self) -> None:
-        """Accepted signposts whose target moved: re-read at the new head, or withdrawn."""
+        """Accepted signposts whose target moved: re-read at the new head, or withdrawn.
+
+        After a change of corpus rules every accepted signpost counts as moved: a target the
+        new rules keep out must go without waiting for a commit.
+        """
+        before = self.store.setting(RULES_SETTING)
+        rules_changed = before is not None and before != self.rules.fingerprint
         for row in self.store.signposts(status="accepted"):
             if self.stop.is_set():
                 return
-            if not self._moved(row):
+            if not rules_changed and not self._moved(row):
                 continue
             change = recheck_one(self.store, self.validator, row)
             self.summary.revalidated += 1
             if change is not None and change["after"]["status"] == "withdrawn":
                 self.summary.withdrawn += 1
+        if before != self.rules.fingerprint:
+            self.store.set_setting(RULES_SETTING, self.rules.fingerprint)

@@ -82,6 +82,8 @@ class AnswerConfig(_Section):
 
 class IngestConfig(_Section):
     schedule: str = "*/30 * * * *"
+    # Confidential issues and internal notes are for project members: unread unless asked for.
+    include_confidential: bool = False
 
 
 class StoreConfig(_Section):

@@ -306,6 +306,7 @@ class LocalForge:
                             ),
                             user_notes_count=len(notes),
                             project_id=path,
+                            confidential=bool(record.get("confidential", False)),
                         )
                     )
         found.sort(key=lambda i: (i.updated_at, i.project, i.iid))
@@ -326,6 +327,7 @@ class LocalForge:
                         body=str(note.get("body") or ""),
                         system=False,
                         updated_at=note.get("updated_at"),
+                        internal=bool(note.get("internal", False)),
                     )
 
 
