@@ -113,6 +113,7 @@ def test_the_canary_is_nowhere_though_the_model_echoes_it(
     assert asked_with_canary >= 5
 
 
+@pytest.mark.slow
 def test_a_failing_model_does_not_quote_the_issue_in_its_error(
     tmp_path: Path,
     scout: Callable[..., Result],

@@ -116,6 +116,7 @@ def test_include_confidential_reads_them(
     ]
 
 
+@pytest.mark.slow
 def test_an_issue_made_confidential_loses_its_verdicts(
     tmp_path: Path, estate: tuple[Path, GitLabServer]
 ) -> None:

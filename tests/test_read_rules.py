@@ -89,6 +89,7 @@ def served(
     return server, estate, build(estate, server.url)
 
 
+@pytest.mark.slow
 def test_no_excluded_file_is_read_through_a_rename_a_revert_or_a_docs_mapping(
     tmp_path: Path, served: tuple[GitLabServer, Path, dict[str, str]]
 ) -> None:

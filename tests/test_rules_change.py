@@ -48,6 +48,7 @@ def cited(result: Result) -> list[str]:
     return [c["path"] for c in result.json()["citations"]]
 
 
+@pytest.mark.slow
 def test_index_applies_new_rules_to_passages_and_signpost_targets(
     estate: Path, write_config: Callable[..., Path], scout: Callable[..., Result]
 ) -> None:
@@ -80,6 +81,7 @@ def test_index_applies_new_rules_to_passages_and_signpost_targets(
     assert (again["projects_unchanged"], again["signposts_withdrawn"]) == (1, 0)
 
 
+@pytest.mark.slow
 def test_a_sweep_after_a_rule_change_rechecks_accepted_signposts(
     estate: Path, write_config: Callable[..., Path], scout: Callable[..., Result]
 ) -> None:

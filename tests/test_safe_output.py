@@ -33,6 +33,7 @@ def estate(estate_builder: EstateBuilder) -> Path:
     return estate_builder.write()
 
 
+@pytest.mark.slow
 def test_ask_prints_no_terminal_control_from_a_file_name(
     estate: Path, write_config: Callable[..., Path], scout: Callable[..., Result]
 ) -> None:
