@@ -101,7 +101,7 @@ class IngestConfig(_Section):
     schedule: str = "*/30 * * * *"
     # addresses judgements (model calls) in flight at once during a sweep
     concurrency: int = Field(default=4, ge=1, le=32)
-    # confidential issues and internal notes are skipped unless this says to read them
+    # Confidential issues and internal notes are for project members: unread unless asked for.
     include_confidential: bool = False
 
 

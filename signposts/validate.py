@@ -20,6 +20,7 @@ propagates, so the sweep stops before the issue and a later sweep tries it again
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -45,8 +46,9 @@ ADDRESSES = "addresses the issue's question"
 NOT_ADDRESSES = "does not address the issue's question"
 _LEXICAL = re.compile(r"the target shares (\d{1,6}) of (\d{1,6}) question terms \(lexical check\)")
 CANNOT_CHECK = "cannot check: "
-LIVE_TIMEOUT = 5.0
-LIVE_MAX_BYTES = 2 << 20
+LIVE_DEADLINE = 5.0  # for one page's whole live check, redirects included
+LIVE_HOPS = 4
+REDIRECTS = (301, 302, 303, 307, 308)
 
 
 @dataclass(frozen=True)
@@ -137,13 +139,14 @@ class Validator:
         provider: Provider,
         docs_sites: list[DocsSiteConfig] | tuple[DocsSiteConfig, ...] = (),
         *,
-        live_client: Any | None = None,
+        live_deadline: float = LIVE_DEADLINE,
     ) -> None:
         self.forge: Any = forge if isinstance(forge, CachedForge) else CachedForge(forge)
         self.rules = rules
         self.provider = provider
         self.docs_sites = {site.url: site for site in docs_sites}
-        self.live_client = live_client
+        self.live_deadline = live_deadline
+        self._live: dict[str, str | None] = {}  # docs URL -> why it failed its live check
 
     # ------------------------------------------------------------------ entry point
     def validate(self, reference: Reference, question: str) -> Verdict:
@@ -275,6 +278,9 @@ class Validator:
         return self._resolve_docs_page(reference, target, head)
 
     def _read_text(self, project: Project, sha: str, path: str) -> str | None:
+        # The path actually read, whatever the issue wrote: a rename, a docs mapping or a
+        # change's file list may lead somewhere the corpus rules keep out.
+        self._path_rules(path)
         try:
             data: bytes = self.forge.read(project, sha, path)
         except NotFound:
@@ -332,6 +338,7 @@ class Validator:
             return lines, path
         if diff.deleted_file:
             raise _Failed("resolves", f"{path} was deleted since {old[:12]}")
+        self._path_rules(diff.new_path)  # renamed into an excluded folder: not read
         mapped = map_lines(diff.diff, lines)
         if mapped is None:
             raise _Failed(
@@ -523,6 +530,8 @@ class Validator:
         if parent is None:
             return False
         for diff in diffs:
+            if not (self.rules.path(diff.new_path) and self.rules.path(diff.old_path)):
+                continue  # an excluded file's content is not read, not even to compare it
             now_text = self._read_or_none(project, head, diff.new_path)
             before = None if diff.new_file else self._read_or_none(project, parent, diff.old_path)
             if now_text != before:
@@ -530,6 +539,7 @@ class Validator:
         return True
 
     def _read_or_none(self, project: Project, sha: str, path: str) -> bytes | None:
+        self._path_rules(path)
         try:
             return bytes(self.forge.read(project, sha, path))
         except NotFound:
@@ -584,33 +594,13 @@ class Validator:
         return read
 
     def _check_live(self, url: str, site_url: str) -> None:
-        """The page answers 200 on the docs site itself; redirects are followed only on-site."""
-        import httpx
-
-        client = self.live_client or httpx.Client(timeout=LIVE_TIMEOUT, follow_redirects=False)
-        try:
-            for _hop in range(4):
-                with client.stream("GET", url) as response:
-                    if response.is_redirect:
-                        location = str(response.url.join(response.headers.get("location", "")))
-                        if not location.startswith(site_url):
-                            raise _Failed("resolves", f"{url} redirects off the docs site")
-                        url = location
-                        continue
-                    if response.status_code != 200:
-                        raise _Failed("resolves", f"{url} answered {response.status_code}")
-                    size = 0
-                    for chunk in response.iter_bytes():
-                        size += len(chunk)
-                        if size > LIVE_MAX_BYTES:
-                            break
-                    return
-            raise _Failed("resolves", f"{url} redirects too many times")
-        except httpx.HTTPError as exc:
-            raise _Failed("resolves", f"{url} did not answer: {exc.__class__.__name__}") from None
-        finally:
-            if self.live_client is None:
-                client.close()
+        """The page answers 200 on the docs site itself, asked once per run (memoised)."""
+        page = url.split("#", 1)[0]  # the anchor is never sent: one page, one check
+        if page not in self._live:
+            self._live[page] = live_failure(page, site_url, self.live_deadline)
+        failure = self._live[page]
+        if failure is not None:
+            raise _Failed("resolves", failure)
 
     # ------------------------------------------------------------------ 3. addresses
     def _addresses(self, question: str, target: _Target) -> str:
@@ -630,3 +620,53 @@ class Validator:
         if not output.addresses:
             raise _Failed("addresses", NOT_ADDRESSES + counts)
         return ADDRESSES + counts
+
+
+# ---------------------------------------------------------------------- live docs check
+def live_failure(url: str, site_url: str, deadline: float = LIVE_DEADLINE) -> str | None:
+    """Why the docs site does not serve ``url`` (None: it answers 200), within one deadline.
+
+    Only the status is asked for (HEAD, or a GET closed before its body when HEAD is refused),
+    and redirects are followed only on the site. A per-read timeout cannot bound a server that
+    drips its answer a byte at a time, so the probe runs in a daemon thread and the deadline is
+    waited for here: the sweep goes on, and a dripping probe dies with the process.
+    """
+    outcome: list[str | None] = []
+    probe = threading.Thread(
+        target=lambda: outcome.append(_probe(url, site_url, deadline)),
+        name="scout-live-check",
+        daemon=True,
+    )
+    probe.start()
+    probe.join(deadline)
+    if not outcome:
+        return f"{url} did not answer within {deadline:g} s"
+    return outcome[0]
+
+
+def _probe(url: str, site_url: str, deadline: float) -> str | None:
+    import httpx
+
+    with httpx.Client(timeout=deadline, follow_redirects=False) as client:
+        try:
+            for _hop in range(LIVE_HOPS):
+                status, location = _status(client, url)
+                if status in REDIRECTS:
+                    target = str(httpx.URL(url).join(location))
+                    if not target.startswith(site_url):
+                        return f"{url} redirects off the docs site"
+                    url = target
+                    continue
+                return None if status == 200 else f"{url} answered {status}"
+        except httpx.HTTPError as exc:
+            return f"{url} did not answer: {exc.__class__.__name__}"
+    return f"{url} redirects too many times"
+
+
+def _status(client: Any, url: str) -> tuple[int, str]:
+    """HEAD; a server that refuses HEAD gets a GET whose body is never read."""
+    response = client.head(url)
+    if response.status_code in (405, 501):
+        with client.stream("GET", url) as streamed:
+            return streamed.status_code, streamed.headers.get("location", "")
+    return response.status_code, response.headers.get("location", "")
