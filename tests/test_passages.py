@@ -159,8 +159,8 @@ MARKDOWN_CASES = {
         "# Setup\na\n# Setup\nb\n# Setup\nc\n",
         [
             S("Setup", "a", 1, 2, "setup"),
-            S("Setup", "b", 3, 4, "setup-1"),
-            S("Setup", "c", 5, 6, "setup-2"),
+            S("Setup", "b", 3, 4, "setup-1", ("setup_1",)),  # MkDocs numbers with _
+            S("Setup", "c", 5, 6, "setup-2", ("setup_2",)),
         ],
     ),
     "inline markup is removed from the heading": (
@@ -236,6 +236,23 @@ FRONT_MATTER_TITLES = {
 )
 def test_front_matter_title(yaml: str, title: str | None) -> None:
     assert markdown.front_matter_title(yaml) == title
+
+
+ANCHORS = {
+    "GitLab, MkDocs and Hugo agree": ("## Draft, future, and more", "draft-future-and-more", ()),
+    "MkDocs folds to ASCII": ("## Café setup", "café-setup", ("cafe-setup",)),
+    "Hugo and Docusaurus keep runs of hyphens": ("## A -- B", "a-b", ("a----b",)),
+    "MkDocs numbers duplicates with _": ("## A\n\nx\n\n## A", "a-1", ("a_1",)),
+    "an explicit id is the only id": ("## Configure {#config}", "config", ()),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "anchor", "aliases"), ANCHORS.values(), ids=ANCHORS.keys())
+def test_anchors_as_each_generator_spells_them(
+    text: str, anchor: str, aliases: tuple[str, ...]
+) -> None:
+    last = split_markdown(text + "\n\ntext\n")[-1]
+    assert (last.anchor, last.aliases) == (anchor, aliases)
 
 
 # ---- reStructuredText --------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -53,6 +54,8 @@ MAX_TABLE_HEADER_CHARS = 600
 
 _GITLAB_NON_WORD = regex.compile(r"[^\p{Word}\- ]")
 _HYPHENS = regex.compile(r"-{2,}")
+_MKDOCS_DROP = regex.compile(r"[^\w\s-]")
+_MKDOCS_SPACES = regex.compile(r"[-\s]+")
 _BLANK_RUN = regex.compile(r"\n(?:[ \t]*\n){2,}")
 
 
@@ -193,6 +196,7 @@ def split_markdown(text: str, includes: list[tuple[int, str]] | None = None) -> 
     tail = _paragraph_starts(lines, MAX_PARSED_LINES, len(lines))
     seen: dict[str, int] = {}
     anchors: list[str | None] = []
+    variants: list[tuple[int, str]] = []  # the ids other generators give the same heading
     for start, _end, _level, heading in found.headings:
         explicit = found.anchors.get(start)
         slug = explicit or slugify(heading)
@@ -202,6 +206,11 @@ def split_markdown(text: str, includes: list[tuple[int, str]] | None = None) -> 
         count = seen.get(slug, 0)
         seen[slug] = count + 1
         anchors.append(f"{slug}-{count}" if count and not explicit else slug)
+        if explicit is None:
+            for other, joiner in ((mkdocs_slug(heading), "_"), (github_slug(heading), "-")):
+                name = f"{other}{joiner}{count}" if count else other
+                if other and name != anchors[-1]:
+                    variants.append((start, name))
     rendered = markup.render_markdown(lines, found.code)
     for start, end, argument in found.includes:  # the directive shows the included file
         rendered[start:end] = [""] * (end - start)
@@ -222,6 +231,7 @@ def split_markdown(text: str, includes: list[tuple[int, str]] | None = None) -> 
         first_line,
         found.title,
         anchors,
+        extra=variants,
         tables=found.tables,
     )
 
@@ -286,6 +296,20 @@ def slugify(heading: str) -> str:
     """
     slug = _GITLAB_NON_WORD.sub("", heading.lower()).replace(" ", "-")
     return _HYPHENS.sub("-", slug)
+
+
+def mkdocs_slug(heading: str) -> str:
+    """The id MkDocs gives a heading (Python-Markdown's toc `slugify`): folded to ASCII, every
+    character that is not a word character, space or hyphen removed, runs of spaces and hyphens
+    one hyphen. Duplicates get _1, _2."""
+    folded = unicodedata.normalize("NFKD", heading).encode("ascii", "ignore").decode()
+    return _MKDOCS_SPACES.sub("-", _MKDOCS_DROP.sub("", folded).strip().lower())
+
+
+def github_slug(heading: str) -> str:
+    """The id Hugo (goldmark's "github" ids) and Docusaurus (github-slugger) give a heading:
+    GitLab's rule without merging runs of hyphens ("A -- B" is "a----b")."""
+    return _GITLAB_NON_WORD.sub("", heading.lower()).replace(" ", "-")
 
 
 def window(
