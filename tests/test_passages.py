@@ -117,9 +117,17 @@ MARKDOWN_CASES = {
         "Title\n=====\n\ntext\n\nSub\n---\nmore\n",
         [S("Title", "text", 1, 4, "title"), S("Title > Sub", "more", 6, 8, "sub")],
     ),
-    "text before any heading has an empty heading": (
+    "text before the title heading carries the title": (
         "\n\nintro\n\n# H\nbody\n",
-        [S("", "intro", 3, 3, None), S("H", "body", 5, 6, "h")],
+        [S("H", "intro", 3, 3, None), S("H", "body", 5, 6, "h")],
+    ),
+    "text before two top-level headings has an empty heading": (
+        "intro\n\n# H\nbody\n# I\ni\n",
+        [S("", "intro", 1, 1, None), S("H", "body", 3, 4, "h"), S("I", "i", 5, 6, "i")],
+    ),
+    "a lone first heading is the title over later deeper ones": (
+        "## A\na\n### B\nb\n",
+        [S("A", "a", 1, 2, "a"), S("A > B", "b", 3, 4, "b")],
     ),
     "a # line in a fenced block is not a heading": (
         "# H\n```\n# not\n```\n",
@@ -365,7 +373,7 @@ def test_plain_text_groups_paragraphs_up_to_the_bound() -> None:
 DISPATCH = {
     "markdown": ("docs/setup.md", ["H", "T"]),
     "long markdown extension": ("docs/setup.MARKDOWN", ["H", "T"]),
-    "restructured text": ("docs/setup.rst", ["", "T"]),
+    "restructured text": ("docs/setup.rst", ["T", "T"]),
     "README is plain": ("README", [""]),
     "README.txt is plain": ("sub/README.txt", [""]),
 }

@@ -85,9 +85,11 @@ def outline(src: str) -> Outline:
         result.block_starts.append(start)
         if token.type == "heading_open":
             source = tokens[i + 1].content if i + 1 < len(tokens) else ""
-            source, anchor = heading_attributes(strip_shortcodes(source[:MAX_HEADING_SOURCE]))
-            if anchor:
-                result.anchors[start] = anchor
+            source = source[:MAX_HEADING_SOURCE]
+            if "{" in source:  # shortcodes and attribute blocks both start with a brace
+                source, anchor = heading_attributes(strip_shortcodes(source))
+                if anchor:
+                    result.anchors[start] = anchor
             result.headings.append((start, end, int(token.tag[1:]), heading_text(source)))
     return result
 
