@@ -347,6 +347,35 @@ RST_CASES = {
         [S("2. Rotating Keys!", "x", 1, 3, "rotating-keys")],
     ),
     "CRLF line endings": ("T\r\n=\r\n\r\nx\r\n", [S("T", "x", 1, 4, "t")]),
+    "a PEP header gives the title and is not a passage": (
+        "PEP: 8\nTitle: Style Guide for Python Code\nAuthor: Guido\n\nIntro\n=====\n\nx\n",
+        [S("Style Guide for Python Code > Intro", "x", 5, 8, "intro")],
+    ),
+    "a :title: field gives the title": (
+        ":title: Ledger\n:orphan:\n\nA\n-\n\na\n\nB\n-\n\nb\n",
+        [S("Ledger > A", "a", 4, 7, "a"), S("Ledger > B", "b", 9, 12, "b")],
+    ),
+    "a repeated title is numbered as docutils numbers it": (
+        "T\n=\n\nX\n-\n\nx\n\nX\n-\n\ny\n",
+        [S("T > X", "x", 4, 7, "x", ("t",)), S("T > X", "y", 9, 12, "id1")],
+    ),
+    "a label opens the section it labels": (
+        "T\n=\n\nt\n\n.. _keys:\n\nKeys\n----\n\nk\n",
+        [S("T", "t", 1, 4, "t"), S("T > Keys", "k", 6, 11, "keys", ("keys",))],
+    ),
+    "a label inside a section lands on its block": (
+        "T\n=\n\nt\n\n.. _example:\n\nexample\n",
+        [S("T", "t\n\nexample", 1, 8, "t", ("example",))],
+    ),
+    "comments, options and substitutions show nothing; footnotes show their text": (
+        ".. a comment\n   that goes on\n\n.. note::\n   :class: wide\n\n   Mind the |x|.\n\n"
+        ".. |x| replace:: gap\n.. [1] A footnote.\n",
+        [S("", "   Mind the |x|.\n\nA footnote.", 7, 10, None)],
+    ),
+    "roles render, but not in a literal block": (
+        "See :ref:`the keys <keys>` and :pep:`8`::\n\n   :ref:`raw`\n",
+        [S("", "See the keys and PEP 8:\n\n   :ref:`raw`", 1, 3, None)],
+    ),
 }
 
 
