@@ -113,6 +113,7 @@ def test_include_paths_stay_inside_the_repository(
         "hugo-docs/Contains.md",
         "mkdocs-material/changelog.md",
         "mkdocs-material/search.md",
+        "mkdocs-material/projects.md",
         "sphinx/glossary.rst",
         "sphinx/directives.rst",
         "python-gitlab/README.rst",
@@ -174,6 +175,14 @@ def test_mkdocs_heading_attributes_and_html_comments() -> None:
     search = split("mkdocs-material/search.md")
     assert "<!--" not in text_of(search)
     assert any(s.body.startswith("Use this setting to enable or disable") for s in search)
+
+
+def test_mkdocs_admonition_bodies_are_prose_and_show_their_title() -> None:
+    [section] = split("mkdocs-material/projects.md")
+    title = "\n\nThe built-in projects plugin is deprecated\n\n    [Material for MkDocs"
+    assert title in section.body
+    assert "!!!" not in section.body and "<!--" not in section.body  # the body is not code
+    assert "was released in , the last release" in section.body
 
 
 def test_sphinx_glossary_labels_roles_and_code() -> None:

@@ -26,6 +26,7 @@ MAX_NESTING = 20
 
 _WHITESPACE = re.compile(r"\s+")
 _INLINE_SYNTAX = re.compile(r"[\\`*_\[\]<>!&~]")  # without these, a heading's text is its source
+_MKDOCS_OPENER = re.compile(r"^\s*(?:!!!|\?\?\?\+?|===\+?)\s")
 _MYST_INCLUDE = re.compile(r"^\{include\}\s+(\S.*)$")
 _YAML_KEY = r"^{key}:[ \t]*(.*?)[ \t]*$"
 
@@ -63,12 +64,18 @@ def outline(src: str) -> Outline:
     """The outline of `src`, whose lines must be separated by "\\n" only (no "\\r")."""
     result = Outline()
     tokens = _BLOCKS.parse(src)
+    lines: list[str] | None = None  # split only when an indented block needs a look back
     for i, token in enumerate(tokens):
         if token.type == "fence" and token.map is not None and _MYST_INCLUDE.match(token.info):
             argument = _MYST_INCLUDE.match(token.info)
             assert argument is not None
             result.includes.append((token.map[0], token.map[1], argument.group(1).strip()))
-        elif token.type in ("fence", "code_block") and token.map is not None:
+        elif token.type == "code_block" and token.map is not None:
+            if lines is None:
+                lines = src.split("\n")
+            if not _opens_indented_content(lines, token.map[0]):
+                result.code.append((token.map[0], token.map[1]))
+        elif token.type == "fence" and token.map is not None:
             result.code.append((token.map[0], token.map[1]))
         if token.level != 0 or token.map is None or token.nesting == -1:
             continue
@@ -92,6 +99,15 @@ def outline(src: str) -> Outline:
                     result.anchors[start] = anchor
             result.headings.append((start, end, int(token.tag[1:]), heading_text(source)))
     return result
+
+
+def _opens_indented_content(lines: list[str], start: int) -> bool:
+    """Whether the indented block at `start` is the body of a MkDocs admonition (`!!! note`,
+    `??? tip`) or content tab (`=== "Linux"`), which is prose, not an indented code block."""
+    k = start - 1
+    while k >= 0 and not lines[k].strip():
+        k -= 1
+    return k >= 0 and _MKDOCS_OPENER.match(lines[k]) is not None
 
 
 def heading_text(source: str) -> str:

@@ -29,6 +29,18 @@ _HEADING_ATTRS = re.compile(rf"\s*\{{:?\s*({_ATTR}(?:\s+{_ATTR})*)\s*\}}\s*$")
 _ATTR_ID = re.compile(r"""(?:^|\s)(?:#([^\s{}.]+)|id=(?:"([^"]*)"|'([^']*)'|([^\s{}]+)))""")
 
 
+# MkDocs admonitions (`!!! type "Title"`, collapsible `???`/`???+`) and content tabs (`=== "T"`).
+_ADMONITION = re.compile(
+    r"""^([ \t]*)(?:(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)(?:[ \t]+[\w -]+?)?|===\+?)"""
+    r"""(?:[ \t]+"([^"\n]*)")?[ \t]*$""",
+    re.MULTILINE,
+)
+
+
+# Cheap substring tests before any regex runs: most documents hold none of these.
+_MARKS = ("<!--", "{{", "!!!", "???", "===")
+
+
 def heading_attributes(text: str) -> tuple[str, str | None]:
     """A Markdown heading's text without its trailing attribute block, and the explicit id the
     block sets (None when it sets none): "Configure {#configuration}" -> ("Configure",
@@ -55,6 +67,15 @@ def _shortcode_text(match: re.Match[str]) -> str:
     return text + "\n" * inner.count("\n")
 
 
+def _admonition_text(match: re.Match[str]) -> str:
+    """A MkDocs admonition or tab opener as the title it shows: `!!! note "Mind"` -> "Mind",
+    `!!! note` -> "Note", `=== "Linux"` -> "Linux"."""
+    indent, kind, title = match.group(1), match.group(2), match.group(3)
+    if title is None:
+        title = kind.replace("-", " ").capitalize() if kind else ""
+    return indent + title
+
+
 def _keep_lines(match: re.Match[str]) -> str:
     return "\n" * match.group(0).count("\n")
 
@@ -65,10 +86,11 @@ def render_markdown(lines: list[str], code: Iterable[tuple[int, int]]) -> list[s
     out = list(lines)
     for start, end in _gaps(len(lines), code):
         chunk = "\n".join(lines[start:end])
-        if "<!--" not in chunk and "{{" not in chunk:
+        if not any(mark in chunk for mark in _MARKS):
             continue
         chunk = _HTML_COMMENT.sub(_keep_lines, chunk)
         chunk = _SHORTCODE.sub(_shortcode_text, chunk)
+        chunk = _ADMONITION.sub(_admonition_text, chunk)
         rendered = chunk.split("\n")
         out[start:end] = rendered if len(rendered) == end - start else lines[start:end]
     return out
