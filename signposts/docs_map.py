@@ -260,6 +260,8 @@ def front_matter(text: str) -> dict[str, object]:
     followed by `- item` lines, or `[a, b]`), unquoted; {} without front matter. A line scan,
     not a YAML parser: only a few scalars are needed, and YAML parsers are a large attack
     surface for untrusted files."""
+    if text.startswith("+++"):
+        return _toml_front_matter(text)
     if not text.startswith("---"):
         return {}
     end = text.find("\n---", 3)
@@ -283,6 +285,24 @@ def front_matter(text: str) -> dict[str, object]:
             fields[key] = [_unquote(v) for v in value[1:-1].split(",") if v.strip()]
         elif value:
             fields[key] = _unquote(value.split(" #", 1)[0])
+    return fields
+
+
+def _toml_front_matter(text: str) -> dict[str, object]:
+    """Top-level `key = "value"` and `key = ["a", "b"]` lines of Hugo's TOML front matter."""
+    end = text.find("\n+++", 3)
+    if end < 0:
+        return {}
+    fields: dict[str, object] = {}
+    for line in text[3:end].split("\n"):
+        match = re.match(r"^([A-Za-z_][\w-]*)\s*=\s*(.+?)\s*$", line)
+        if match is None:
+            continue
+        key, value = match.group(1), match.group(2)
+        if value.startswith("[") and value.endswith("]"):
+            fields[key] = [_unquote(v) for v in value[1:-1].split(",") if v.strip()]
+        elif value[:1] in "'\"":
+            fields[key] = _unquote(value)
     return fields
 
 

@@ -109,6 +109,8 @@ def test_front_matter_scalars_and_lists() -> None:
         "keywords": ["one", "two"],
         "url": "/z/",
     }
+    toml = '+++\ntitle = "Deploy"\nurl = "/d/"\naliases = ["/x/", \'/y/\']\ndraft = false\n+++\n'
+    assert front_matter(toml) == {"title": "Deploy", "url": "/d/", "aliases": ["/x/", "/y/"]}
     assert front_matter("no front matter\n---\n") == {}
     assert front_matter("---\nunclosed: yes\n") == {}
 

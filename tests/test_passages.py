@@ -149,6 +149,14 @@ MARKDOWN_CASES = {
         "# A\n\n## B\n\n### C\nc\n## D\n",
         [S("A > B > C", "c", 5, 6, "c", ("a", "b"))],
     ),
+    "Hugo's TOML front matter gives title and description": (
+        '+++\ntitle = "Deploy with Rsync"\ndescription = "Copy it over SSH."\n+++\n'
+        "\n## Steps\nrun\n",
+        [
+            S("Deploy with Rsync", "Copy it over SSH.", 3, 3, None),
+            S("Deploy with Rsync > Steps", "run", 6, 7, "steps"),
+        ],
+    ),
     "front matter is dropped and its title heads the path": (
         "---\ntitle: 'Guide: setup'\n---\n\n## Step\nrun\n",
         [S("Guide: setup > Step", "run", 5, 6, "step")],

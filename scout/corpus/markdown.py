@@ -27,6 +27,9 @@ MAX_NESTING = 20
 _WHITESPACE = re.compile(r"\s+")
 _INLINE_SYNTAX = re.compile(r"[\\`*_\[\]<>!&~]")  # without these, a heading's text is its source
 _MKDOCS_OPENER = re.compile(r"^\s*(?:!!!|\?\?\?\+?|===\+?)\s")
+# A quoted one-line string of TOML front matter: `title = "Setup"`, `description = 'x'`.
+_TOML_KEY = re.compile(r"""^(title|description)\s*=\s*(["'])(.*)\2\s*$""")
+MAX_TOML_LINES = 1_000  # front matter longer than this is not front matter
 _MYST_INCLUDE = re.compile(r"^\{include\}\s+(\S.*)$")
 _YAML_KEY = r"^{key}:[ \t]*(.*?)[ \t]*$"
 
@@ -63,6 +66,8 @@ _INLINE = MarkdownIt("commonmark")
 def outline(src: str) -> Outline:
     """The outline of `src`, whose lines must be separated by "\\n" only (no "\\r")."""
     result = Outline()
+    if src.startswith("+++"):
+        src = _toml_front_matter(src, result)
     tokens = _BLOCKS.parse(src)
     lines: list[str] | None = None  # split only when an indented block needs a look back
     for i, token in enumerate(tokens):
@@ -99,6 +104,26 @@ def outline(src: str) -> Outline:
                     result.anchors[start] = anchor
             result.headings.append((start, end, int(token.tag[1:]), heading_text(source)))
     return result
+
+
+def _toml_front_matter(src: str, result: Outline) -> str:
+    """Hugo's TOML front matter (between `+++` lines): its `title` and one-line `description`
+    recorded, its lines blanked for the block parser (which knows only YAML front matter)."""
+    lines = src.split("\n", MAX_TOML_LINES)
+    end = next((k for k in range(1, len(lines)) if lines[k].rstrip() == "+++"), None)
+    if lines[0].rstrip() != "+++" or end is None or end >= MAX_TOML_LINES:
+        return src
+    for k in range(1, end):
+        match = _TOML_KEY.match(lines[k])
+        if match is None:
+            continue
+        value = _WHITESPACE.sub(" ", match.group(3)).strip()
+        if match.group(1) == "title" and value:
+            result.title = value
+        elif match.group(1) == "description" and value:
+            result.description = (k, value)
+    result.first_line = end + 1
+    return "\n" * (end + 1) + "\n".join(lines[end + 1 :])
 
 
 def _opens_indented_content(lines: list[str], start: int) -> bool:
