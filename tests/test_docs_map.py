@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
+from scout.config import load_config
 from scout.demo.builder import EstateBuilder
+from scout.errors import ConfigError
 from signposts.docs_map import (
     detect_generator,
     find_source,
@@ -166,3 +168,15 @@ def test_validation_maps_docs_urls_through_the_generator(
             assert verdict.target_path is not None and verdict.target_path.endswith(source)
     finally:
         forge.close()
+
+
+def test_an_unknown_generator_is_a_config_error(tmp_path: Path) -> None:
+    target = tmp_path / "scout.toml"
+    target.write_text(
+        "[forge]\nkind = 'gitlab'\nurl = 'https://g.example'\ngroups = ['acme']\n"
+        "[[docs_site]]\nurl = 'https://docs.example/'\nproject = 'acme/docs'\n"
+        "generator = 'jekyll'\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_config(target)
+    assert "docs_site.0.generator" in str(caught.value)

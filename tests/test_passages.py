@@ -380,6 +380,10 @@ RST_CASES = {
         ".. |x| replace:: gap\n.. [1] A footnote.\n",
         [S("", "   Mind the |x|.\n\nA footnote.", 7, 10, None)],
     ),
+    "an only directive keeps its body; a toctree's is dropped": (
+        ".. only:: html\n\n   Shown on the site.\n\n.. toctree::\n   :hidden:\n\n   setup\n",
+        [S("", "   Shown on the site.", 3, 3, None)],
+    ),
     "roles render, but not in a literal block": (
         "See :ref:`the keys <keys>` and :pep:`8`::\n\n   :ref:`raw`\n",
         [S("", "See the keys and PEP 8:\n\n   :ref:`raw`", 1, 3, None)],

@@ -166,7 +166,7 @@ _MUTE_ARGUMENT = _CODE_DIRECTIVES | {
     "autosummary",
 }
 # Directives whose whole body is markup or a list of paths: dropped with their options.
-_MUTE_BODY = {"toctree", "only", "index", "tabularcolumns", "autosummary", "raw", "image"}
+_MUTE_BODY = {"toctree", "index", "tabularcolumns", "autosummary", "raw", "image"}
 
 
 @dataclass
