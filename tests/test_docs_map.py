@@ -132,6 +132,10 @@ def test_source_candidates_refuse_traversal() -> None:
         ("hugo", "functions/strings/nowhere/", None),
         ("docusaurus", "events", "events.md"),  # slug: /events, whatever the file path
         ("sphinx", "functions/strings/Contains.html", "Contains.md"),
+        ("sphinx", "glossary.html#term-builder", "glossary.rst"),  # a glossary term
+        ("sphinx", "glossary/#terms", "glossary.rst"),  # a label, dirhtml page
+        ("sphinx", "glossary.html#id1", "glossary.rst"),  # docutils' id of a repeated title
+        ("auto", "glossary.html#nowhere", None),
     ],
 )
 def test_validation_maps_docs_urls_through_the_generator(
@@ -149,6 +153,11 @@ def test_validation_maps_docs_urls_through_the_generator(
                 "---\ntitle: deploy\nurl: /commands/deploy-now/\naliases: [/old-deploy/]\n---\n"
                 "\nDeploy the site to the configured target.\n"
             ),
+            "docs/glossary.rst": (
+                "Glossary\n========\n\n.. _terms:\n\nTerms\n-----\n\n.. glossary::\n\n"
+                "   builder\n      A class that turns documents into a site.\n\n"
+                "Terms\n-----\n\nMore terms for the site.\n"
+            ),
             "docs/components/events.md": (
                 "---\ntitle: Events\nslug: /events\n---\n\n# Events\n\nEmit a custom event.\n"
             ),
@@ -162,7 +171,7 @@ def test_validation_maps_docs_urls_through_the_generator(
         verdict = validator.validate(reference, "Which string does the site deploy or emit?")
         if source is None:
             assert (verdict.check, verdict.status) == ("resolves", "rejected")
-            assert "no source file" in verdict.reason
+            assert "no source file" in verdict.reason or "matches no heading" in verdict.reason
         else:
             assert verdict.check != "resolves", verdict.reason
             assert verdict.target_path is not None and verdict.target_path.endswith(source)
