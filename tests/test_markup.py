@@ -185,6 +185,22 @@ def test_mkdocs_admonition_bodies_are_prose_and_show_their_title() -> None:
     assert "was released in , the last release" in section.body
 
 
+@pytest.mark.parametrize(
+    ("path", "text", "shown"),
+    [
+        ("a.rst", "as explained :ref:`in the previous\n   section <x>`.\n",
+         "as explained in the previous\n   section."),
+        ("a.rst", ":doc:`the RTD\ndocs`, and\n\n::\n\n   :ref:`kept\n   as is`\n",
+         "the RTD\ndocs, and\n\n   :ref:`kept\n   as is`"),
+        ("a.md", "See {ref}`Pagination <pagination>`.\n\n```\n{ref}`code`\n```\n",
+         "See Pagination.\n\n```\n{ref}`code`\n```"),
+    ],
+)  # fmt: skip
+def test_roles_wrapped_over_lines_and_myst_roles(path: str, text: str, shown: str) -> None:
+    [section] = split_document(path, text)
+    assert section.body == shown
+
+
 def test_sphinx_glossary_labels_roles_and_code() -> None:
     sections = split("sphinx/glossary.rst")
     assert all(s.heading == "Glossary" for s in sections)
