@@ -157,6 +157,10 @@ MARKDOWN_CASES = {
             S("Deploy with Rsync > Steps", "run", 6, 7, "steps"),
         ],
     ),
+    "a description that repeats the title adds nothing": (
+        "---\ntitle: Events\ndescription: Events\n---\n\n# Events\n\nEmit them.\n",
+        [S("Events", "Emit them.", 6, 8, "events")],
+    ),
     "front matter is dropped and its title heads the path": (
         "---\ntitle: 'Guide: setup'\n---\n\n## Step\nrun\n",
         [S("Guide: setup > Step", "run", 5, 6, "step")],

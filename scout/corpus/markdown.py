@@ -91,7 +91,7 @@ def outline(src: str) -> Outline:
             result.first_line = end
             result.title = front_matter_title(token.content)
             found = front_matter_value(token.content, "description")
-            if found is not None:
+            if found is not None and found[1].lower() != (result.title or "").lower():
                 result.description = (start + 1 + found[0], found[1])
             continue
         result.block_starts.append(start)
@@ -120,7 +120,7 @@ def _toml_front_matter(src: str, result: Outline) -> str:
         value = _WHITESPACE.sub(" ", match.group(3)).strip()
         if match.group(1) == "title" and value:
             result.title = value
-        elif match.group(1) == "description" and value:
+        elif match.group(1) == "description" and value and value != result.title:
             result.description = (k, value)
     result.first_line = end + 1
     return "\n" * (end + 1) + "\n".join(lines[end + 1 :])
