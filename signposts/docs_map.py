@@ -45,9 +45,9 @@ _CONFIG_FILES = {
     "docusaurus.config.mjs": "docusaurus",
 }
 
-# A source read for its front matter is read in full; this many are read per page at most, the
-# files whose name matches the page's last segment first.
-MAX_SCANNED = 400
+# A source read for its front matter is one forge request (a GitLab file read); a page no
+# candidate builds reads at most this many, the likeliest first (see `find_source`).
+MAX_SCANNED = 100
 
 _NUMBER_PREFIX = re.compile(r"^\d+[-_.]\s*")
 _FRONT_KEY = r"^{key}:[ \t]*(.*?)[ \t]*$"
@@ -243,9 +243,16 @@ def find_source(
     last = wanted.rstrip("/").rsplit("/", 1)[-1]
     last = PurePosixPath(last).stem if generator != "docusaurus" else last
 
+    segments = {_NUMBER_PREFIX.sub("", p).lower() for p in wanted.strip("/").split("/") if p}
+
     def likely(path: str) -> tuple[int, str]:
-        name = _NUMBER_PREFIX.sub("", PurePosixPath(path).stem).lower()
-        return (0 if name == last.lower() else 1, path)
+        """Files named like the page's last segment first, then those with a folder or name
+        like any of its segments: front matter moves pages, but rarely far from their names."""
+        parts = [_NUMBER_PREFIX.sub("", p).lower() for p in path[len(prefix) :].split("/")]
+        name = PurePosixPath(parts[-1]).stem
+        if name == last.lower():
+            return (0, path)
+        return (1 if segments & {*parts[:-1], name} else 2, path)
 
     for path in sorted(sources, key=likely)[:MAX_SCANNED]:
         needs_front = generator in ("hugo", "docusaurus") or "/posts/" in path
