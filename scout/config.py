@@ -80,6 +80,9 @@ class DocsSiteConfig(_Section):
     project: str
     root: str = "docs/"
     check_live: bool = False
+    # How page URLs map to sources; "auto" reads which generator the repository's config file
+    # (mkdocs.yml, hugo.toml, conf.py, docusaurus.config.js) names, and tries each when none.
+    generator: Literal["auto", "mkdocs", "hugo", "sphinx", "docusaurus"] = "auto"
 
     @field_validator("url")
     @classmethod

@@ -36,7 +36,7 @@ from scout.providers.base import Provider
 from scout.store import PassageRecord, now
 from signposts.cache import CachedForge
 from signposts.diffs import added_lines, file_change, map_lines, meaningful, whole_file_diff
-from signposts.docs_map import source_candidates
+from signposts.docs_map import detect_generator, find_source, source_candidates
 from signposts.references import Reference
 
 CheckName = Literal["corpus_rules", "resolves", "addresses"]
@@ -549,13 +549,8 @@ class Validator:
         project = target.project
         site = self.docs_sites.get(reference.docs_site or "")
         assert project is not None and site is not None
-        for candidate in source_candidates(reference.path or "", site.root):
-            if not self.rules.path(candidate):
-                continue
-            text = self._read_text(project, head, candidate)
-            if text is not None:
-                break
-        else:
+        candidate, text = self._docs_source(project, head, reference.path or "", site)
+        if candidate is None or text is None:
             raise _Failed("resolves", f"no source file under {site.root} builds {reference.url}")
         target.path = candidate
         sections = split_document(candidate, text, self._include_reader(project, head))
@@ -575,6 +570,34 @@ class Validator:
         )
         target.passages = self._records(project, head, candidate, chosen, "docs", target.key)
         return f"{reference.url} is built from {candidate} at {head[:12]}"
+
+    def _docs_source(
+        self, project: Project, head: str, page: str, site: DocsSiteConfig
+    ) -> tuple[str | None, str | None]:
+        """The source file (and its text) that builds a docs page: the generator's usual
+        candidates first, then, from the tree listing, the file whose front matter or path the
+        generator publishes at that URL (`signposts.docs_map`)."""
+        for candidate in source_candidates(page, site.root, site.generator):
+            if self.rules.path(candidate):
+                text = self._read_text(project, head, candidate)
+                if text is not None:
+                    return candidate, text
+        paths = [e.path for e in self.forge.files(project, head) if e.kind == "blob"]
+        generator: str = site.generator
+        if generator == "auto":
+            generator = detect_generator(paths, site.root) or "auto"
+
+        def read(path: str) -> str | None:
+            if not self.rules.path(path):
+                return None
+            try:
+                return self._read_text(project, head, path)
+            except _Failed:
+                return None
+
+        allowed = [p for p in paths if self.rules.path(p)]
+        found = find_source(page, site.root, generator, allowed, read)
+        return (found, read(found)) if found is not None else (None, None)
 
     def _include_reader(self, project: Project, head: str) -> Callable[[str], str | None]:
         """Reads the files a docs page includes: regular files the corpus rules allow (the
