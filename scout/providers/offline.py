@@ -55,6 +55,7 @@ _MARKUP: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r":[\w:+-]+:`([^`<]*?)\s*<[^`>]*>`"), r"\1"),  # reST roles with a target
     (re.compile(r":[\w:+-]+:`~?([^`]*)`"), r"\1"),  # reST roles
     (re.compile(r"`([^`<]+?)\s*<[^`>]+>`_{1,2}"), r"\1"),  # reST links
+    (re.compile(r"`([^`]+)`_{1,2}"), r"\1"),  # reST named references
     (re.compile(r"^[ \t]*\.\. [\w:-]+::.*$", re.MULTILINE), ""),  # reST directives
     (re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?)[ \t]*\w+.*$", re.MULTILINE), ""),  # MkDocs admonitions
     (re.compile(r"^[ \t]*>[ \t]*\[![A-Za-z]+\][ \t]*$", re.MULTILINE), ""),  # GitHub/GLFM alerts
