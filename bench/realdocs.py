@@ -146,7 +146,8 @@ def table(r: dict[str, Any]) -> str:
     for key in ("recall_at_8", "mrr"):
         rows.append((key, str(r["recall_now"][key]), str(r["recall_before"][key]), ""))
     n = r["replicated"]["passages"]
-    for key in ("p50_ms", "p95_ms", "p99_ms", "cpu_p50_ms", "cpu_p99_ms"):
+    keys = ("p50_ms", "p95_ms", "p99_ms", "cpu_p50_ms", "cpu_p99_ms")
+    for key in (*keys, "full_cpu_p50_ms", "full_cpu_p99_ms"):
         a, b = r["retrieval_now"][key], r["retrieval_before"][key]
         rows.append((f"retrieval {key} at {n}", str(a), str(b), ratio(a, b)))
     for key in ("overlap_at_8_vs_full_mean", "overlap_at_8_vs_full_min"):
