@@ -340,7 +340,7 @@ def test_graphql_on_an_instance_without_it_is_a_forge_error(server: GitLabServer
 
 # ------------------------------------------------------------------ sweeps through the CLI
 
-EXTRA = 150
+EXTRA = 110
 
 
 def _extend(served: Served) -> None:
@@ -425,11 +425,12 @@ def test_a_graphql_sweep_equals_a_rest_sweep_row_for_row(swept: Swept) -> None:
     got, rest = done.json(), swept.rest_json
     for key in ("issues_read", "notes_read", "references", "accepted", "rejected", "skipped"):
         assert got[key] == rest[key], key
-    assert got["skipped"]["issue_confidential"] == 1 and got["skipped"]["note_internal"] == 6
+    assert got["skipped"]["issue_confidential"] == 1 and got["skipped"]["note_internal"] == 5
     requests = got["forge_requests"]
     assert "issues" not in requests and "notes" not in requests
-    assert requests["graphql"] == 2  # 170 issues with their notes: two pages
-    assert rest["forge_requests"]["issues"] + rest["forge_requests"].get("notes", 0) > 30
+    assert requests["graphql"] == 2  # 117 issues with their notes: two pages
+    listing = rest["forge_requests"]["issues"] + rest["forge_requests"]["notes"]
+    assert listing >= 10 * requests["graphql"]
     again = run_scout(config, "sweep", "--json").json()
     assert again["issues_read"] == 0 and again["forge_requests"]["graphql"] == 1
 
@@ -450,7 +451,7 @@ def _committed(db: Path) -> int:
 def test_a_graphql_sweep_killed_anywhere_then_rerun_equals_a_rest_sweep(swept: Swept) -> None:
     total = len(swept.rest["issues"])
     rng = random.Random(20261201)
-    points = [0] + sorted(rng.sample(range(1, total), 4))
+    points = [0] + sorted(rng.sample(range(1, total), 3))
     killed_at = []
     env = {**os.environ, TOKEN_ENV: TOKEN}
     for trial, point in enumerate(points):
