@@ -70,6 +70,8 @@ ISSUES_QUERY = (
 }"""
 )
 
+_WITHOUT_ARCHIVED = ISSUES_QUERY.replace("includeArchived: $archived, ", "")
+
 NOTES_QUERY = (
     """query scoutNotes {
   project(fullPath: $project) {
@@ -84,7 +86,8 @@ NOTES_QUERY = (
 
 
 def render(template: str, **values: str | int | bool | None) -> str:
-    """The query with each ``$name`` replaced by its GraphQL literal (a JSON string is one)."""
+    """The query with each ``$name`` replaced by its GraphQL literal (a JSON string is one);
+    values the template does not use are ignored."""
 
     def literal(value: str | int | bool | None) -> str:
         if value is None:
@@ -519,9 +522,12 @@ class GitLabGraphQLForge(GitLabForge):
         self, group: str, after: str | None, cursor: str | None
     ) -> tuple[list[Any], str | None]:
         """One page of issue nodes, and the cursor of the next page (None: the last page)."""
+        # includeArchived (nonArchived on older GitLab) leaves archived projects out by default
+        # in both: asked for only when wanted, an older GitLab still answers.
+        template = ISSUES_QUERY if self.include_archived else _WITHOUT_ARCHIVED
         page = functools.partial(
             render,
-            ISSUES_QUERY,
+            template,
             group=group.strip("/"),
             updatedAfter=after,
             after=cursor,
