@@ -1,7 +1,8 @@
 """The sweep's issue listing over GitLab's GraphQL API: issues with their notes, 100 a request.
 
 Main rule: one request carries a page of issues AND their notes (GitLab's REST API needs one
-more request per issue with notes), so a sweep costs about a tenth of the requests. Transport is
+more request per issue with notes), so the listing costs about a fiftieth of REST's requests,
+and the next page is fetched while the sweep validates this one. Transport is
 python-gitlab's ``gitlab.GraphQL`` (httpx) with its retries off; cursor paging, retries, waits on
 429 and the page size are Scout's, with the REST side's wait rules (``gitlab_http``).
 
