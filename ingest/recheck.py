@@ -3,7 +3,9 @@
 Only corpus rules and resolves can run again: the addresses judgement needs the issue's question,
 which is not stored (invariant 1). So an accepted verdict keeps its addresses judgement while its
 target holds, a withdrawn one is reinstated once its target holds again, and a verdict never
-accepted is reported, not stored: its issue's next change re-judges it in full.
+accepted is reported, not stored: its issue's next change re-judges it in full. The exception is a
+``cannot check:`` rejection (a check that could not complete, or an issue passed after failing
+three sweeps): it judged nothing, so a definite rejection found now is stored in its place.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from typing import Any
 
 from ingest.records import new_signpost, reference_from_json
 from scout.config import Config
+from scout.errors import ForgeError
 from scout.forge.base import Forge
 from scout.store import SignpostRow, Store
 from signposts import audit
+from signposts.validate import CANNOT_CHECK
 
 
 def _outcome(status: str, check: str | None, reason: str, sha: str | None) -> dict[str, Any]:
@@ -71,7 +75,10 @@ def recheck_one(store: Store, validator: Any, row: SignpostRow) -> dict[str, Any
             after = _outcome("rejected", verdict.check, verdict.reason, verdict.target_sha)
         if _same(before, after):
             return None
-        stored = False
+        # A check that could not complete judged nothing: a definite rejection now replaces it.
+        stored = row.reason.startswith(CANNOT_CHECK) and verdict.status == "rejected"
+        if stored:
+            store.revalidated(row.id, new_signpost(verdict), [], withdraw=False)
     issue = {"project": row.issue_project, "iid": row.issue_iid, "url": row.issue_url}
     return {
         "id": row.id,
@@ -96,5 +103,28 @@ def recheck_verdicts(
     provider = make_provider(config.answer.provider, model=config.answer.model)
     rules = CorpusRules(tuple(config.forge.groups), config.corpus)
     validator = Validator(CachedForge(forge), rules, provider, config.docs_site)
-    changed = [c for row in rows if (c := recheck_one(store, validator, row)) is not None]
+    changed: list[dict[str, Any]] = []
+    failed: dict[str, str] = {}
+    for row in rows:
+        project = row.target_project or "?"
+        if project in failed:
+            continue
+        try:
+            change = recheck_one(store, validator, row)
+        except ForgeError as exc:
+            # A project that cannot be read is a fault, not a verdict: its verdicts stay as they
+            # are, the others are checked, and the command fails naming it.
+            if exc.reason in ("unreachable", "rate limited"):
+                raise
+            failed[project] = str(exc).removeprefix("forge ")
+            continue
+        if change is not None:
+            changed.append(change)
+    if failed:
+        names = "; ".join(f"{p} ({why})" for p, why in sorted(failed.items()))
+        raise ForgeError(
+            "server error",
+            f"rechecked the others ({len(changed)} changed), but could not read {names}: "
+            "their verdicts are kept",
+        )
     return {"rechecked": len(rows), "changed": changed}

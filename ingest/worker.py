@@ -1,26 +1,42 @@
 """``scout worker``: index and sweep on ``ingest.schedule`` until SIGTERM or SIGINT.
 
+The worker owns its cycle: :func:`run_cycle` opens its own forge and store, indexes, sweeps, and
+closes both, so no connection or git reader ever crosses from one scheduler thread to another, and
+the CLI only parses options and prints.
+
 APScheduler 3.x's BlockingScheduler runs one cycle at a time (``max_instances=1``), coalesces
-missed runs, and logs each cycle's summary or error without dying: a failing GitLab at 03:00 must
-not need a human to restart the worker at 09:00. On a signal the stop event is set, so a running
-sweep finishes its current issue, commits, and returns; the scheduler then shuts down.
+missed runs, and the worker logs each cycle's summary or error without dying: a failing GitLab at
+03:00 must not need a human to restart the worker at 09:00. On a signal the stop event is set, so
+a running sweep finishes its current issue, commits, and returns; the scheduler stops taking new
+cycles, and :meth:`Worker.run_forever` returns only once the running cycle has closed its
+resources (the scheduler's own ``shutdown`` does not wait when called from a signal handler).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import signal
 import threading
+import time
 from collections.abc import Callable
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from scout.errors import ScoutError, UsageError
+
+if TYPE_CHECKING:
+    from ingest.sweep import SweepSummary
+    from scout.config import Config
+    from scout.forge.base import Forge
+    from scout.store import Store
 
 log = logging.getLogger("scout.worker")
 _INTERVAL = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+Cycle = Callable[[threading.Event], dict[str, Any]]
+Progress = Callable[[str], None]
 
 
 def trigger_for(schedule: str) -> Any:
@@ -43,36 +59,148 @@ def trigger_for(schedule: str) -> Any:
         ) from None
 
 
+def sweep_once(
+    config: Config,
+    forge: Forge,
+    store: Store,
+    *,
+    stop: threading.Event | None = None,
+    progress: Progress | None = None,
+) -> SweepSummary:
+    """One sweep under the store's sweep lock (LockedError when another one holds it)."""
+    from ingest.lock import sweep_lock
+    from ingest.sweep import Sweep
+    from scout.providers import make_provider
+
+    with sweep_lock(store.path):
+        answer = config.answer
+        provider = make_provider(answer.provider, model=answer.model, timeout=answer.timeout)
+        kwargs: dict[str, Any] = {} if progress is None else {"progress": progress}
+        return Sweep(config, forge, store, provider, stop=stop, **kwargs).run()
+
+
+def run_cycle(
+    config: Config, stop: threading.Event, progress: Progress | None = None
+) -> dict[str, Any]:
+    """One worker cycle with its own forge and store: re-index moved projects, then sweep."""
+    from scout.corpus.index import index_estate
+    from scout.corpus.rules import CorpusRules
+    from scout.forge import open_forge
+    from scout.store import Store
+
+    forge = open_forge(config)
+    try:
+        store = Store.open(config.store.path, create=True)
+        try:
+            rules = CorpusRules(tuple(config.forge.groups), config.corpus)
+            kwargs: dict[str, Any] = {} if progress is None else {"progress": progress}
+            indexed = index_estate(forge, store, rules, **kwargs)
+            swept = sweep_once(config, forge, store, stop=stop, progress=progress)
+            return {"index": indexed.to_json(), "sweep": swept.to_json()}
+        finally:
+            store.close()
+    finally:
+        forge.close()
+
+
+def describe_index(result: dict[str, Any]) -> str:
+    line = (
+        f"indexed {result['projects_indexed']} project(s), "
+        f"{result['projects_unchanged']} unchanged, "
+        f"{result['projects_removed']} removed; {result['passages']} passage(s) written "
+        f"in {result['seconds']}s"
+    )
+    if result.get("skipped"):
+        line += "\nskipped: " + ", ".join(f"{k} {v}" for k, v in result["skipped"].items())
+    return line
+
+
+def describe_sweep(result: dict[str, Any]) -> str:
+    rejected = result["rejected"]
+    return (
+        f"read {result['issues_read']} issue(s) and {result['notes_read']} note(s); "
+        f"{result['references']} reference(s): {result['accepted']} accepted, "
+        f"{sum(rejected.values())} rejected ("
+        + ", ".join(f"{k} {v}" for k, v in rejected.items())
+        + f"); {result['withdrawn']} withdrawn in {result['seconds']}s"
+    )
+
+
+def describe_cycle(result: dict[str, Any]) -> str:
+    """A cycle's summary as two readable lines (index, then sweep), never a JSON blob."""
+    return f"index: {describe_index(result['index'])}\nsweep: {describe_sweep(result['sweep'])}"
+
+
+def quiet_scheduler_logs() -> None:
+    """APScheduler logs every job start and success at INFO, including after a failed cycle
+    (the cycle catches its own errors, so to the scheduler every run "executed successfully"):
+    keep only its warnings, such as a skipped or missed run."""
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
+
+
 class Worker:
     """Runs ``cycle`` on a schedule; ``cycle(stop)`` returns a JSON-able summary."""
 
-    def __init__(self, schedule: str, cycle: Callable[[threading.Event], dict[str, Any]]) -> None:
+    def __init__(self, schedule: str, cycle: Cycle) -> None:
+        self.schedule = schedule
         self.trigger = trigger_for(schedule)
         self.cycle = cycle
         self.stop = threading.Event()
         self.cycles = 0
+        self.failures = 0
+        # Held while a cycle runs, so run_forever can wait for it after the scheduler returns.
+        self._busy = threading.Lock()
+
+    @classmethod
+    def for_config(cls, config: Config, progress: Progress | None = None) -> Worker:
+        return cls(config.ingest.schedule, lambda stop: run_cycle(config, stop, progress))
+
+    def next_run(self) -> datetime | None:
+        fire: datetime | None = self.trigger.get_next_fire_time(None, datetime.now(UTC))
+        return fire
 
     def run_once(self) -> dict[str, Any] | None:
         """One cycle; an error is logged and the worker carries on (returns None)."""
-        try:
-            summary = self.cycle(self.stop)
-        except ScoutError as exc:
-            log.error("cycle failed: %s", exc)
-            return None
-        except Exception:
-            log.exception("cycle failed unexpectedly")
-            return None
-        finally:
-            self.cycles += 1
-        log.info("cycle done: %s", json.dumps(summary, default=str))
-        return summary
+        with self._busy:
+            if self.stop.is_set():
+                return None
+            number = self.cycles + 1
+            started = time.monotonic()
+            try:
+                summary = self.cycle(self.stop)
+            except ScoutError as exc:
+                self.failures += 1
+                log.error("cycle %d failed: %s", number, exc)
+                return None
+            except Exception:
+                self.failures += 1
+                log.exception("cycle %d failed unexpectedly", number)
+                return None
+            finally:
+                self.cycles += 1
+            took = time.monotonic() - started
+            stopped = " (stopped early by a signal)" if self.stop.is_set() else ""
+            log.info("cycle %d done in %.1fs%s\n%s", number, took, stopped, describe_cycle(summary))
+            return summary
+
+    def _log_next(self) -> None:
+        if self.stop.is_set():
+            return
+        upcoming = self.next_run()
+        if upcoming is not None:
+            log.info("next cycle at %s", upcoming.strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+    def _scheduled(self) -> None:
+        self.run_once()
+        self._log_next()
 
     def run_forever(self) -> None:
         from apscheduler.schedulers.blocking import BlockingScheduler
 
+        quiet_scheduler_logs()
         scheduler = BlockingScheduler(timezone="UTC")
         scheduler.add_job(
-            self.run_once,
+            self._scheduled,
             self.trigger,
             id="cycle",
             max_instances=1,
@@ -81,13 +209,23 @@ class Worker:
         )
 
         def _stop(signum: int, _frame: object) -> None:
-            log.info("signal %d: finishing the current issue, then stopping", signum)
+            if self.stop.is_set():
+                return
+            name = signal.Signals(signum).name
+            log.info("%s: finishing the current issue, then stopping", name)
             self.stop.set()
             scheduler.shutdown(wait=False)
 
         previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
+            log.info("worker started: schedule %r", self.schedule)
+            self._log_next()
             scheduler.start()
+            # start() returns as soon as shutdown is requested, while a cycle may still run on
+            # the scheduler's thread: wait until it has committed and closed what it opened.
+            with self._busy:
+                pass
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+        log.info("worker stopped after %d cycle(s)", self.cycles)

@@ -3,21 +3,22 @@
 Rules held here: nothing retrieved is a decline ("nothing matched") without constructing or calling
 a provider (invariant 7); a checked citation or a decline, never a trusted one (invariant 6); each
 question is answered from its own passages only (invariant 10); every answered or declined question
-is logged with its latency, never with passage or answer text. A provider failure raises
-ProviderError and logs nothing: it is an incident, not an outcome.
+is logged with its latency, tokens and cost, never with passage or answer text (``compose`` is
+the path without the log, for evaluation runs, which are not user questions). A provider failure
+raises ProviderError and logs nothing: it is an incident, not an outcome.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from scout.compose import answer_task, check
-from scout.providers.base import Provider
+from scout.compose import answer_task, check, prose
+from scout.providers.base import Provider, Usage, run_metered
 from scout.retrieve import check_passages, check_question, retrieve
+from scout.safe_text import printable, printable_block
 from scout.store import PassageHit, Store
 
 NOTHING_MATCHED = "nothing matched"
@@ -79,15 +80,25 @@ class AnswerResult:
         return cls("declined", None, reason, (), passages)
 
 
-def ask(
+@dataclass(frozen=True)
+class Composed:
+    """One question through the answer path, before logging: the result, the passages the
+    provider was given (best first), what the provider call cost, and how long it all took."""
+
+    result: AnswerResult
+    hits: tuple[PassageHit, ...]
+    usage: Usage
+    latency_ms: int
+
+
+def compose(
     question: str,
     *,
     store: Store,
     provider: Provider | Callable[[], Provider],
     passages: int = 8,
-    provider_name: str,
-) -> AnswerResult:
-    """Answer ``question`` from the store's passages, or decline; log the outcome.
+) -> Composed:
+    """Answer ``question`` from the store's passages, or decline; log nothing.
 
     ``provider`` may be a factory, called only when there are passages to give it.
     Raises UsageError for an unacceptable question, ProviderError when the provider fails.
@@ -96,34 +107,49 @@ def ask(
     check_question(question)
     check_passages(passages)
     hits = retrieve(store, question, passages)
+    usage = Usage()
     if not hits:
         result = AnswerResult.declined(NOTHING_MATCHED, 0)
     else:
-        output = _resolve(provider).run(answer_task(question, hits))
+        metered = run_metered(_resolve(provider), answer_task(question, hits))
+        output, usage = metered.output, metered.usage
         verdict = check(output, len(hits))
         if verdict.answered:
             citations = tuple(Citation.of(n, hits[n - 1]) for n in verdict.cited)
-            answer = _printable(output.answer)
+            answer = printable_block(prose(output.answer)).strip()
             result = AnswerResult("answered", answer, None, citations, len(hits))
         else:
-            result = AnswerResult.declined(_printable(verdict.reason or "declined"), len(hits))
+            result = AnswerResult.declined(
+                " ".join(printable_block(verdict.reason or "declined").split())[:1_000],
+                len(hits),
+            )
+    latency = round((time.monotonic() - started) * 1000)
+    return Composed(result, tuple(hits), usage, latency)
+
+
+def ask(
+    question: str,
+    *,
+    store: Store,
+    provider: Provider | Callable[[], Provider],
+    passages: int = 8,
+    provider_name: str,
+) -> AnswerResult:
+    """Answer ``question`` (see :func:`compose`) and log its outcome, tokens and cost."""
+    composed = compose(question, store=store, provider=provider, passages=passages)
+    result = composed.result
     store.log_question(
         question=question,
         outcome=result.outcome,
         reason=result.reason[:MAX_LOGGED_REASON] if result.reason else None,
         provider=provider_name,
         passages=result.passages,
-        latency_ms=round((time.monotonic() - started) * 1000),
+        latency_ms=composed.latency_ms,
+        input_tokens=composed.usage.input_tokens,
+        output_tokens=composed.usage.output_tokens,
+        usd=composed.usage.usd,
     )
     return result
-
-
-# Model output is printed to terminals: no control characters but newline and tab survive.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _printable(text: str) -> str:
-    return _CONTROLS.sub("", text).strip()
 
 
 def _resolve(provider: Provider | Callable[[], Provider]) -> Provider:
@@ -138,5 +164,6 @@ def render(result: AnswerResult) -> str:
         return f"Declined: {result.reason}"
     lines = [result.answer or "", "", "Sources:"]
     for c in result.citations:
-        lines.append(f"  [{c.n}] {c.project} {c.path} L{c.lines[0]}-{c.lines[1]}  {c.url}")
+        where = printable(f"{c.project} {c.path}", 1_000)
+        lines.append(f"  [{c.n}] {where} L{c.lines[0]}-{c.lines[1]}  {printable(c.url, 2_000)}")
     return "\n".join(lines)

@@ -61,6 +61,18 @@ class CorpusConfig(_Section):
     exclude_projects: list[str] = []
     exclude_paths: list[str] = []
     include_archived: bool = False
+    # Translated copies of pages (locale folders, `page.ja.md`) in other languages are left out.
+    languages: list[str] = Field(default=["en"], min_length=1)
+
+    @field_validator("languages")
+    @classmethod
+    def _language_tags(cls, value: list[str]) -> list[str]:
+        from scout.corpus.languages import language_tag
+
+        bad = [item for item in value if language_tag(item) is None]
+        if bad:
+            raise ValueError(f"expected ISO 639-1 language codes such as 'en' or 'pt-br': {bad}")
+        return [item.lower() for item in value]
 
 
 class DocsSiteConfig(_Section):
@@ -81,10 +93,15 @@ class AnswerConfig(_Section):
     provider: Literal["claude-local", "anthropic", "offline"] = "claude-local"
     model: str = "claude-haiku-4-5"
     passages: int = Field(default=8, ge=1, le=20)
+    # seconds a provider may take for one reply (an answer or one addresses judgement)
+    timeout: float = Field(default=120.0, gt=0, le=3600)
 
 
 class IngestConfig(_Section):
     schedule: str = "*/30 * * * *"
+    # addresses judgements (model calls) in flight at once during a sweep
+    concurrency: int = Field(default=4, ge=1, le=32)
+    # confidential issues and internal notes are skipped unless this says to read them
     include_confidential: bool = False
 
 

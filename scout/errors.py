@@ -6,6 +6,9 @@
     ├── StoreError             exit 4   the database is missing, unreadable or inconsistent
     │   └── LockedError        exit 7   another sweep or worker holds the store's lock
     ├── ForgeError             exit 5   GitLab or the estate directory failed (has .reason)
+    │   ├── NotFound                        a 404: the thing asked for does not exist
+    │   ├── CannotCheck                     a check cannot complete, and retrying will not help
+    │   └── RateLimitBudget                 GitLab kept throttling past the run's waiting budget
     └── ProviderError          exit 6   the answering model failed (never a decline)
 
 Third-party exceptions are translated where they enter (the GitLab forge, each provider) and
@@ -76,6 +79,21 @@ class NotFound(ForgeError):
 
     def __init__(self, message: str) -> None:
         super().__init__("not found", message)
+
+
+class CannotCheck(ForgeError):
+    """Raised when a check cannot complete for a reason that will not change on retry."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("bad data", message)
+        self.detail = message
+
+
+class RateLimitBudget(ForgeError):
+    """Raised when honouring GitLab's rate limits would exceed the run's total waiting budget."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("rate limited", message)
 
 
 class ProviderError(ScoutError):

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
+from scout import timefmt
 from scout.errors import UsageError
 from scout.retrieve import stem, words
+from scout.safe_text import printable
 from scout.store import Store
 
 
@@ -74,14 +75,11 @@ def group(rows: Iterable[Mapping[str, Any]]) -> list[GapGroup]:
 def parse_since(text: str) -> str:
     """A ``--since`` value (``2026-11-01`` or an ISO 8601 time) as the store's timestamp format."""
     try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        return timefmt.normalise(text)
     except ValueError:
         raise UsageError(
             f"--since {text!r} is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ"
         ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def gaps(store: Store, *, since: str | None = None) -> list[GapGroup]:
@@ -90,9 +88,54 @@ def gaps(store: Store, *, since: str | None = None) -> list[GapGroup]:
     return group(rows)
 
 
-def _printable(text: str) -> str:
-    # Questions come from anyone: no terminal escapes or line breaks reach a maintainer's screen.
-    return " ".join("".join(c if c.isprintable() else " " for c in text).split())[:300]
+@dataclass(frozen=True)
+class AnsweringCost:
+    """What answering questions cost over a period, from the question log: tokens and dollars as
+    the providers reported them. ``unpriced`` counts questions whose provider gave no price
+    (their dollars are not in ``usd``)."""
+
+    since: str | None
+    questions: int
+    answered: int
+    input_tokens: int
+    output_tokens: int
+    usd: float
+    unpriced: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "since": self.since,
+            "questions": self.questions,
+            "answered": self.answered,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "usd": round(self.usd, 6),
+            "unpriced": self.unpriced,
+        }
+
+    def line(self) -> str:
+        period = f"since {self.since}" if self.since else "in all"
+        unpriced = f", {self.unpriced} without a known price" if self.unpriced else ""
+        return (
+            f"Answering {period}: {self.questions} question(s), {self.answered} answered; "
+            f"{self.input_tokens} input + {self.output_tokens} output tokens, "
+            f"${self.usd:.4f}{unpriced}"
+        )
+
+
+def answering_cost(store: Store, *, since: str | None = None) -> AnsweringCost:
+    """The cost of every logged question asked on or after ``since`` (as given to the CLI)."""
+    start = parse_since(since) if since else None
+    rows = store.questions(since=start)
+    return AnsweringCost(
+        since=start,
+        questions=len(rows),
+        answered=sum(r["outcome"] == "answered" for r in rows),
+        input_tokens=sum(r["input_tokens"] for r in rows),
+        output_tokens=sum(r["output_tokens"] for r in rows),
+        usd=sum(r["usd"] for r in rows if r["usd"] is not None),
+        unpriced=sum(r["usd"] is None for r in rows),
+    )
 
 
 def render(groups: list[GapGroup]) -> str:
@@ -100,7 +143,7 @@ def render(groups: list[GapGroup]) -> str:
         return "No declined questions."
     lines = []
     for g in groups:
-        lines.append(f"{g.count:>4}  {_printable(g.question)}")
+        lines.append(f"{g.count:>4}  {printable(g.question)}")
         lines.append(
             f"      seen {g.first_seen} .. {g.last_seen}; reasons: {'; '.join(g.reasons) or '-'}"
         )

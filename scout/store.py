@@ -13,18 +13,18 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scout import timefmt
 from scout.errors import StoreError
 
 BUSY_TIMEOUT_MS = 10_000
 
 
 def now() -> str:
-    """UTC timestamp in the one format the store uses (sortable ISO 8601, second precision)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The current time in the store's format, which is Scout's one format (``scout.timefmt``)."""
+    return timefmt.now()
 
 
 @dataclass(frozen=True)
@@ -183,10 +183,42 @@ def _m3_signposts() -> str:
         """
 
 
+def _m4_question_cost() -> str:
+    """What answering cost: tokens and US dollars per question, as the provider reported them
+    (null dollars: the provider's price is unknown). Lets ``scout gaps`` and the report total it."""
+    return """
+        alter table questions add column input_tokens integer not null default 0;
+        alter table questions add column output_tokens integer not null default 0;
+        alter table questions add column usd real;
+        """
+
+
+def _m5_issue_failures() -> str:
+    """How many sweeps in a row failed on an issue (at one ``updated_at``), and with what error.
+
+    A transient forge failure stops the sweep before the issue, so the next sweep retries it; an
+    issue that failed three sweeps in a row is recorded with ``cannot check:`` rejections and
+    passed, so one issue can never hold back every issue after it. A saved issue loses its row.
+    """
+    return """
+        create table issue_failures (
+            project text not null,
+            iid integer not null,
+            updated_at text not null,
+            failures integer not null,
+            error text not null,
+            failed_at text not null,
+            primary key (project, iid)
+        );
+        """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     _m1_corpus,
     _m2_questions,
     _m3_signposts,
+    _m4_question_cost,
+    _m5_issue_failures,
 ]
 
 
@@ -454,10 +486,31 @@ class Store:
             for key, records in passages.items():
                 self._replace_target_passages(key, records)
             self._drop_orphan_passages()
+            self.db.execute(
+                "delete from issue_failures where project = ? and iid = ?",
+                [issue.project, issue.iid],
+            )
             if cursor is not None:
                 self.db.execute(
                     "insert or replace into cursors (scope, value) values (?, ?)", list(cursor)
                 )
+
+    def issue_failed(self, project: str, iid: int, updated_at: str, error: str) -> int:
+        """Count one more sweep that failed on this issue; how many in a row (same update)."""
+        with self.transaction():
+            self.db.execute(
+                "insert into issue_failures (project, iid, updated_at, failures, error, failed_at) "
+                "values (?, ?, ?, 1, ?, ?) on conflict (project, iid) do update set "
+                "failures = case when updated_at = excluded.updated_at then failures + 1 else 1 "
+                "end, updated_at = excluded.updated_at, error = excluded.error, "
+                "failed_at = excluded.failed_at",
+                [project, iid, updated_at, error, now()],
+            )
+            row = self.db.execute(
+                "select failures from issue_failures where project = ? and iid = ?",
+                [project, iid],
+            ).fetchone()
+        return int(row[0])
 
     def _upsert_signpost(self, issue: IssueRow, v: NewSignpost) -> None:
         lines = v.target_lines or (None, None)
@@ -515,11 +568,20 @@ class Store:
         )
 
     def revalidated(
-        self, signpost_id: int, verdict: NewSignpost, passages: list[PassageRecord]
+        self,
+        signpost_id: int,
+        verdict: NewSignpost,
+        passages: list[PassageRecord],
+        *,
+        withdraw: bool = True,
     ) -> None:
-        """Record a re-validation: refreshed passages at the new sha, or a withdrawal."""
+        """Record a re-validation: refreshed passages at the new sha, or a withdrawal.
+
+        ``withdraw=False`` records a rejection that was never accepted (a ``cannot check:``
+        verdict checked again) as a plain rejection.
+        """
         with self.transaction():
-            withdrawn = verdict.status == "rejected"
+            withdrawn = verdict.status == "rejected" and withdraw
             lines = verdict.target_lines or (None, None)
             self.db.execute(
                 "update signposts set status = ?, check_name = ?, reason = ?, target_path = ?, "
@@ -602,13 +664,27 @@ class Store:
         passages: int,
         latency_ms: int,
         asked_at: str | None = None,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        usd: float | None = 0.0,
     ) -> None:
         with self.transaction():
             self.db.execute(
-                "insert into questions "
-                "(asked_at, question, outcome, reason, provider, passages, latency_ms) "
-                "values (?, ?, ?, ?, ?, ?, ?)",
-                [asked_at or now(), question, outcome, reason, provider, passages, latency_ms],
+                "insert into questions (asked_at, question, outcome, reason, provider, passages,"
+                " latency_ms, input_tokens, output_tokens, usd) "
+                "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    asked_at or now(),
+                    question,
+                    outcome,
+                    reason,
+                    provider,
+                    passages,
+                    latency_ms,
+                    input_tokens,
+                    output_tokens,
+                    usd,
+                ],
             )
 
     def questions(
@@ -623,8 +699,8 @@ class Store:
             args.append(since)
         where = f"where {' and '.join(clauses)}" if clauses else ""
         cursor = self.db.execute(
-            "select asked_at, question, outcome, reason, provider, passages, latency_ms "
-            f"from questions {where} order by asked_at, id",
+            "select asked_at, question, outcome, reason, provider, passages, latency_ms, "
+            f"input_tokens, output_tokens, usd from questions {where} order by asked_at, id",
             args,
         )
         names = [d[0] for d in cursor.description]

@@ -2,8 +2,10 @@
 the HTML report.
 
 Main rule: counts only, from rows already read; nothing here touches the store or the forge.
-A withdrawn verdict (accepted once, rejected on re-validation) counts as ``withdrawn`` in the
-status counts and as a rejection everywhere else, under the check that failed. Reasons are
+Each verdict has exactly one of three states (:func:`state`), and every count, list filter and
+report table uses that one definition: a withdrawn verdict (accepted once, failed on
+re-validation) is ``withdrawn`` everywhere, never also ``rejected``, so the by-check counts of
+each state add up to that state's total. Reasons are
 grouped by their class: ``project_private: acme/secrets`` counts as ``project_private``, and a
 sentence such as ``docs/x.md was deleted since 45f370a64862`` as ``<path> was deleted since <sha>``,
 so one stale link pointed at from many issues is one row, not many.
@@ -13,11 +15,14 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
+from scout.safe_text import printable
 from scout.store import SignpostRow
 
 CHECKS = ("corpus_rules", "resolves", "addresses")
@@ -48,7 +53,8 @@ def reason_class(reason: str) -> str:
 
 
 def state(row: SignpostRow) -> str:
-    """``accepted``, ``rejected`` or ``withdrawn``."""
+    """``accepted``, ``rejected`` (failed when first judged) or ``withdrawn`` (accepted, then
+    failed on re-validation: stored as rejected with a ``withdrawn_at``)."""
     if row.status == "rejected" and row.withdrawn_at:
         return "withdrawn"
     return row.status
@@ -60,9 +66,10 @@ class Summary:
 
     total: int
     status: dict[str, int]
-    check: dict[str, int]
+    check: dict[str, int]  # rejected verdicts by failed check: sums to status["rejected"]
+    withdrawn_check: dict[str, int]  # withdrawn ones by failed check: sums to status["withdrawn"]
     reasons: list[dict[str, Any]]  # {"check", "reason", "count"}
-    kind: dict[str, dict[str, int]]  # kind -> {"accepted", "rejected"}
+    kind: dict[str, dict[str, int]]  # kind -> {"accepted", "rejected", "withdrawn"}
     top_issues: list[dict[str, Any]]  # {"project", "iid", "url", "rejected", "total"}
     top_accepted_targets: list[dict[str, Any]]  # {"target", "project", "path", "count"}
     top_rejected_targets: list[dict[str, Any]]  # {"reference", "kind", ..., "count"}
@@ -73,6 +80,7 @@ class Summary:
             "total": self.total,
             "status": self.status,
             "check": self.check,
+            "withdrawn_check": self.withdrawn_check,
             "reasons": self.reasons,
             "kind": self.kind,
             "top_issues": self.top_issues,
@@ -82,21 +90,25 @@ class Summary:
         }
 
 
-def summarise(rows: Iterable[SignpostRow], *, top: int = 10) -> Summary:
-    """Counts by status, check, reason class and kind, and the ``top`` issues and targets."""
+def summarise(
+    rows: Iterable[SignpostRow], *, top: int = 10, gitlab_url: str | None = None
+) -> Summary:
+    """Counts by status, check, reason class and kind, and the ``top`` issues and targets;
+    with ``gitlab_url``, each most-rejected target carries a ``url`` to look at it."""
     rows = list(rows)
-    rejected = [r for r in rows if r.status == "rejected"]
+    rejected = [r for r in rows if state(r) == "rejected"]
     status = Counter(state(r) for r in rows)
     check = Counter(r.check_name or "?" for r in rejected)
+    withdrawn = Counter(r.check_name or "?" for r in rows if state(r) == "withdrawn")
     reasons = Counter((r.check_name or "?", reason_class(r.reason)) for r in rejected)
     kind: dict[str, dict[str, int]] = {}
     for r in rows:
-        counts = kind.setdefault(r.kind, {"accepted": 0, "rejected": 0})
-        counts["accepted" if r.status == "accepted" else "rejected"] += 1
+        kind.setdefault(r.kind, dict.fromkeys(STATUSES, 0))[state(r)] += 1
     return Summary(
         total=len(rows),
         status={name: status[name] for name in STATUSES},
-        check={name: check[name] for name in (*CHECKS, *sorted(set(check) - set(CHECKS)))},
+        check=_by_check(check),
+        withdrawn_check=_by_check(withdrawn),
         reasons=[
             {"check": c, "reason": reason, "count": n}
             for (c, reason), n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -104,9 +116,13 @@ def summarise(rows: Iterable[SignpostRow], *, top: int = 10) -> Summary:
         kind={name: kind[name] for name in sorted(kind, key=_kind_order)},
         top_issues=_top_issues(rows, top),
         top_accepted_targets=_top_accepted(rows, top),
-        top_rejected_targets=_top_rejected(rejected, top),
+        top_rejected_targets=_top_rejected(rejected, top, gitlab_url),
         all_rejected_issues=_all_rejected(rows),
     )
+
+
+def _by_check(counts: Counter[str]) -> dict[str, int]:
+    return {name: counts[name] for name in (*CHECKS, *sorted(set(counts) - set(CHECKS)))}
 
 
 def _kind_order(kind: str) -> tuple[int, str]:
@@ -123,7 +139,7 @@ def _issues(rows: list[SignpostRow]) -> dict[tuple[str, int], list[SignpostRow]]
 def _top_issues(rows: list[SignpostRow], top: int) -> list[dict[str, Any]]:
     ranked: list[dict[str, Any]] = []
     for (project, iid), members in _issues(rows).items():
-        rejected = sum(r.status == "rejected" for r in members)
+        rejected = sum(state(r) == "rejected" for r in members)
         if rejected:
             ranked.append(
                 {
@@ -157,7 +173,9 @@ def _top_accepted(rows: list[SignpostRow], top: int) -> list[dict[str, Any]]:
     ]
 
 
-def _top_rejected(rejected: list[SignpostRow], top: int) -> list[dict[str, Any]]:
+def _top_rejected(
+    rejected: list[SignpostRow], top: int, gitlab_url: str | None = None
+) -> list[dict[str, Any]]:
     by_reference: dict[str, list[SignpostRow]] = {}
     for r in rejected:
         by_reference.setdefault(r.reference, []).append(r)
@@ -165,8 +183,10 @@ def _top_rejected(rejected: list[SignpostRow], top: int) -> list[dict[str, Any]]
     result = []
     for reference, members in ranked:
         latest = max(members, key=lambda r: (r.checked_at, r.id))
+        extra = {"url": reference_url(latest.reference_json, gitlab_url)} if gitlab_url else {}
         result.append(
             {
+                **extra,
                 "reference": reference,
                 "kind": latest.kind,
                 "project": latest.target_project,
@@ -181,7 +201,7 @@ def _top_rejected(rejected: list[SignpostRow], top: int) -> list[dict[str, Any]]
 
 def _all_rejected(rows: list[SignpostRow]) -> dict[str, Any]:
     issues = _issues(rows)
-    every = sum(all(r.status == "rejected" for r in members) for members in issues.values())
+    every = sum(all(state(r) == "rejected" for r in members) for members in issues.values())
     return {
         "issues": every,
         "of": len(issues),
@@ -189,12 +209,14 @@ def _all_rejected(rows: list[SignpostRow]) -> dict[str, Any]:
     }
 
 
-def rejection_groups(rows: Iterable[SignpostRow]) -> list[tuple[str, str, list[SignpostRow]]]:
-    """Rejected verdicts grouped by (check, reason class): the biggest group first, each group's
-    verdicts newest first (as ``rows`` come from the store)."""
+def rejection_groups(
+    rows: Iterable[SignpostRow], status: str = "rejected"
+) -> list[tuple[str, str, list[SignpostRow]]]:
+    """Verdicts in ``status`` (rejected or withdrawn) grouped by (check, reason class): the
+    biggest group first, each group's verdicts newest first (as ``rows`` come from the store)."""
     groups: dict[tuple[str, str], list[SignpostRow]] = {}
     for r in rows:
-        if r.status == "rejected":
+        if state(r) == status:
             groups.setdefault((r.check_name or "?", reason_class(r.reason)), []).append(r)
     ordered = sorted(groups.items(), key=lambda kv: (_check_order(kv[0][0]), -len(kv[1]), kv[0][1]))
     return [(check, reason, members) for (check, reason), members in ordered]
@@ -202,11 +224,6 @@ def rejection_groups(rows: Iterable[SignpostRow]) -> list[tuple[str, str, list[S
 
 def _check_order(check: str) -> int:
     return CHECKS.index(check) if check in CHECKS else len(CHECKS)
-
-
-def printable(text: str, limit: int = 300) -> str:
-    """One terminal-safe line: references and reasons carry untrusted text (no escapes)."""
-    return " ".join("".join(c if c.isprintable() else " " for c in text).split())[:limit]
 
 
 def render(summary: Summary) -> str:
@@ -217,9 +234,17 @@ def render(summary: Summary) -> str:
     lines = [
         f"{s.total} signpost(s): " + ", ".join(f"{s.status[name]} {name}" for name in STATUSES),
         "rejected by check: " + ", ".join(f"{name} {n}" for name, n in s.check.items()),
+    ]
+    if s.status["withdrawn"]:
+        lines.append(
+            "withdrawn by check: "
+            + ", ".join(f"{name} {n}" for name, n in s.withdrawn_check.items())
+        )
+    lines += [
         "by kind: "
         + ", ".join(
             f"{name} {c['accepted']} accepted / {c['rejected']} rejected"
+            + (f" / {c['withdrawn']} withdrawn" if c["withdrawn"] else "")
             for name, c in s.kind.items()
         ),
         f"issues whose every signpost was rejected: {s.all_rejected_issues['issues']} of "
@@ -249,33 +274,77 @@ def render(summary: Summary) -> str:
     return "\n".join(lines)
 
 
-def rejections(rows: Iterable[SignpostRow], *, per_group: int = 100) -> list[dict[str, Any]]:
+def rejections(
+    rows: Iterable[SignpostRow],
+    *,
+    per_group: int = 100,
+    status: str = "rejected",
+    gitlab_url: str | None = None,
+) -> list[dict[str, Any]]:
     """:func:`rejection_groups` as JSON-able groups, each with at most ``per_group`` verdicts
-    (``more`` counts the rest), for the report."""
+    (``more`` counts the rest, and ``command`` lists them all), for the report."""
     result = []
-    for check, reason, members in rejection_groups(rows):
+    for check, reason, members in rejection_groups(rows, status):
         result.append(
             {
                 "check": check,
                 "reason": reason,
                 "count": len(members),
                 "more": max(0, len(members) - per_group),
-                "verdicts": [_verdict_json(r) for r in members[:per_group]],
+                "command": list_command(status, check, reason),
+                "verdicts": [_verdict_json(r, gitlab_url) for r in members[:per_group]],
             }
         )
     return result
 
 
-def _verdict_json(row: SignpostRow) -> dict[str, Any]:
+_PLACEHOLDER = re.compile(r"<(?:url|anchor|n|sha|path)>")
+
+
+def list_command(status: str, check: str, reason_class_: str) -> str:
+    """The ``scout signposts`` command that lists every verdict of one reason class: the class's
+    longest literal fragment is a ``--reason`` substring every member contains."""
+    fragments = [f.strip(" #!:()") for f in _PLACEHOLDER.split(reason_class_)]
+    fragment = max(fragments, key=len, default="")
+    args = ["scout", "signposts", "--status", status, "--check", check]
+    if fragment:
+        args += ["--reason", fragment]
+    return shlex.join([*args, "--limit", "0"])
+
+
+def _verdict_json(row: SignpostRow, gitlab_url: str | None = None) -> dict[str, Any]:
     data = row.to_json()
     data["state"] = state(row)
-    data["reference_url"] = _reference_url(row.reference_json)
+    data["reference_url"] = reference_url(row.reference_json, gitlab_url)
     return data
 
 
-def _reference_url(reference_json: str) -> str | None:
+def reference_url(reference_json: str, gitlab_url: str | None = None) -> str | None:
+    """Where a reference points: its own URL, or for a short form (``acme/x!3``, a sha, a path)
+    the GitLab page built from its parts on ``gitlab_url``."""
     try:
-        url = json.loads(reference_json).get("url")
-    except (ValueError, AttributeError):
+        data = json.loads(reference_json)
+    except ValueError:
         return None
-    return url if isinstance(url, str) else None
+    if not isinstance(data, dict):
+        return None
+    url = data.get("url")
+    if isinstance(url, str):
+        return url
+    project = data.get("project")
+    if not gitlab_url or not isinstance(project, str) or not project:
+        return None
+    base = f"{gitlab_url.rstrip('/')}/{quote(project, safe='/')}"
+    kind, sha, iid, path = data.get("kind"), data.get("sha"), data.get("iid"), data.get("path")
+    if kind == "merge_request" and isinstance(iid, int):
+        return f"{base}/-/merge_requests/{iid}"
+    if kind == "commit" and isinstance(sha, str):
+        return f"{base}/-/commit/{quote(sha, safe='')}"
+    if kind == "file" and isinstance(path, str):
+        ref = sha if isinstance(sha, str) else "HEAD"
+        lines = data.get("lines")
+        anchor = ""
+        if isinstance(lines, list) and len(lines) == 2 and all(isinstance(n, int) for n in lines):
+            anchor = f"#L{lines[0]}" if lines[0] == lines[1] else f"#L{lines[0]}-{lines[1]}"
+        return f"{base}/-/blob/{quote(ref, safe='')}/{quote(path, safe='/')}{anchor}"
+    return None

@@ -1,11 +1,24 @@
 """Reading unified diffs (GitLab's per-file ``diff`` text): which lines a change added, and where
 lines of an old version are in a newer one. Pure functions: validation feeds them forge diffs.
+
+GitLab cuts diffs past its limits (doc/administration/diff_limits.md): a compare says
+``compare_timeout``, files go missing, or a file comes with an empty ``diff`` and ``too_large`` or
+``collapsed``. A cut diff is never read as "no change": ``whole_file_diff`` and ``file_change``
+diff the file's two versions locally (through the ``read`` function validation passes in), and
+raise ``CannotCheck`` when even that is impossible.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from scout.errors import CannotCheck
+from scout.forge.base import FileDiff
+
+Read = Callable[[str, str], str | None]  # (sha, path) -> text, None when absent
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 MEANINGFUL_CHARS = 4  # "}", "end", "" stand everywhere: they prove nothing about a change
@@ -101,3 +114,47 @@ def map_lines(diff: str, lines: tuple[int, int]) -> tuple[int, int] | None:
         if mapped.get(number, 0) is None:
             return None
     return result[0], result[1]
+
+
+def local_diff(old: str, new: str) -> str:
+    """``old`` to ``new`` as GitLab shapes a file's diff (hunks from ``@@``), without context."""
+    lines = list(difflib.unified_diff(old.split("\n"), new.split("\n"), lineterm="", n=0))
+    return "\n".join(lines[2:])  # the ---/+++ header lines; GitLab's diff text has none
+
+
+def whole_file_diff(diff: FileDiff, old: str, new: str, read: Read) -> FileDiff:
+    """``diff`` itself when GitLab sent it whole, else the same file diffed locally."""
+    if diff.complete:
+        return diff
+    before = None if diff.new_file else read(old, diff.old_path)
+    after = None if diff.deleted_file else read(new, diff.new_path)
+    if (before is None and not diff.new_file) or (after is None and not diff.deleted_file):
+        raise CannotCheck(
+            f"GitLab's diff of {diff.new_path} is over its limits and a side is unreadable",
+        )
+    return replace(diff, diff=local_diff(before or "", after or ""), complete=True)
+
+
+def file_change(
+    diffs: Sequence[FileDiff], path: str, old: str, new: str, read: Read
+) -> FileDiff | None:
+    """The whole change to ``path`` from ``old`` to ``new``; None when it did not change.
+
+    A file missing from a listing GitLab cut short may still have changed: both versions are read
+    and diffed here. A file gone at ``new`` then cannot be told apart from a renamed one.
+    """
+    for diff in diffs:
+        if diff.old_path == path:
+            return whole_file_diff(diff, old, new, read)
+    if getattr(diffs, "complete", True):
+        return None
+    before, after = read(old, path), read(new, path)
+    if before is None or after is None:
+        where = old if before is None else new
+        raise CannotCheck(
+            f"GitLab's diff is over its limits and {path} is not at {where[:12]} "
+            "(moved or deleted cannot be told apart)",
+        )
+    if before == after:
+        return None
+    return FileDiff(path, path, local_diff(before, after))

@@ -26,6 +26,7 @@ from signposts.extract_text import (
     bare_path,
     bare_sha,
     commit,
+    linked_reference,
     merge_request,
     relative_link,
 )
@@ -108,9 +109,14 @@ def _extract_text(
         if (link.kind, link.target) in targets:
             continue
         targets.add((link.kind, link.target))
-        if link.kind == "relative":
-            ref = relative_link(link.target, ctx.project)
-            no_project += ref is None and _needs_project(relative_link, link.target, ctx)
+        if link.kind == "relative" and link.target.startswith("/") and sites.gitlab:
+            # ``/group/project/-/blob/...`` is how GitLab renders a link on its own host
+            ref = reference_from_url(sites.gitlab.host_url + link.target, ctx, sites)
+        elif link.kind == "relative":
+            shaped, ref = linked_reference(link.target, ctx.project)
+            if not shaped:
+                ref = relative_link(link.target, ctx.project)
+                no_project += ref is None and _needs_project(relative_link, link.target, ctx)
         else:
             ref = reference_from_url(link.target, ctx, sites)
         if ref is not None:

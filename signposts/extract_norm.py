@@ -30,10 +30,10 @@ def is_sha(text: str, *, full: bool = False) -> bool:
 
 
 def valid_project_path(path: str) -> bool:
-    """GitLab's rules for a full project path: 2 to 21 segments, no ``.git``/``.atom`` ending,
-    namespaces not ending in ``.``."""
+    """GitLab's rules for a full project path: 2 to 22 segments (a top group, 20 levels of
+    subgroups, the project), no ``.git``/``.atom`` ending, namespaces not ending in ``.``."""
     segments = path.split("/")
-    if not 2 <= len(segments) <= 21:
+    if not 2 <= len(segments) <= 22:
         return False
     if any(not _PROJECT_SEGMENT.fullmatch(s) or s in (".", "..") for s in segments):
         return False

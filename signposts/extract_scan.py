@@ -4,7 +4,8 @@ then bare URLs (boundaries per linkify-it), then the text with all of them blank
 Main rule: the text left for short forms holds no part of any URL, link target or wiki link, so
 ``https://evil.test/acme/app@abc1234`` or a path after a URL cut short are never read as short
 forms. Boundaries follow linkify-it's rules (``external/linkify-it``): trailing ``.``, ``,``,
-``;``, ``!``, ``?``, unbalanced closing brackets and quotes are not part of a URL; balanced
+``;``, ``:``, ``!``, ``?``, unbalanced closing brackets and quotes, and a ``.`` before a closing
+bracket are not part of a URL (as GitLab's autolinker has it); balanced
 ``(...)``, ``[...]``, ``{...}`` and quotes are. Two deliberate differences: every Unicode format
 character (zero-width, joiners, bidi controls) ends a URL and the URL it ends is dropped, so
 invisible characters can never glue two hosts together or hide part of a path; and a backslash
@@ -36,7 +37,7 @@ def _except(chars: str) -> str:
 _PSEUDO_LETTER = rf"[^\p{{P}}{_NOT_SPACE_OR_SEP}]"
 _PATH_ITEM = "|".join(
     [
-        _except("()\\[\\]{}.,\"'?!\\-;"),
+        _except("()\\[\\]{}.,\"'?!\\-;:"),
         "\\[" + _except("\\]") + "{0,256}\\]",
         "\\(" + _except("\\)") + "{0,256}\\)",
         "\\{" + _except("\\}") + "{0,256}\\}",
@@ -44,7 +45,10 @@ _PATH_ITEM = "|".join(
         "'" + _except("'") + "{1,256}'",
         f"'(?={_PSEUDO_LETTER}|-)",
         "\\.{2,64}[a-zA-Z0-9%/&]",
-        f"\\.(?!{_STOP}|\\.)",
+        # GitLab (Rinku) ends a URL before a "." that precedes an unbalanced ")": "(see URL.)"
+        f"\\.(?!{_STOP}|\\.|[)\\]}}])",
+        # ... and before ": " (autolink_filter_spec.rb, "does not include trailing punctuation")
+        f":(?!{_STOP})",
         "-+",
         f",(?!{_STOP})",
         f";(?!{_STOP})",

@@ -24,17 +24,41 @@ from signposts.extract_norm import (
 from signposts.references import Reference, commit_ref, file_ref, merge_request_ref
 
 _BEFORE = r"(?<![^\s(\[{\"'`<>,;*|])"
-_AFTER = r"(?=[\s)\]}\"'`>,;*|]|[.:!?](?![\w./])|$)"
+# An ellipsis ends a sentence too (``!12...``), unless a range goes on after it (``a...b``).
+_AFTER = r"(?=[\s)\]}\"'`>,;*|]|\.{2,3}+(?![\w./])|\u2026|[.:!?](?![\w./])|$)"
+# References (not paths) may also sit inside ``_emphasis_`` and ``~~strike~~``: GitLab links
+# them there, since emphasis markers are Markdown, not part of the text.
+_BEFORE_REF = (
+    r"(?:(?<![^\s(\[{\"'`<>,;*|])"
+    r"|(?<=(?:^|[\s(\[{\"'`<>,;*|])(?:__?|~~)))"  # only an opening marker: not snake_case_abc1234
+)
+_AFTER_REF = (
+    r"(?=[\s)\]}\"'`>,;*|]|(?:__?|~~)(?:[\s)\]}\"'`>,;*|.:!?]|$)"
+    r"|\.{2,3}+(?![\w./])|\u2026|[.:!?](?![\w./])|$)"
+)
 _SEGMENT = r"[A-Za-z0-9_.][A-Za-z0-9_.-]{0,254}+"
 _PROJECT = rf"{_SEGMENT}(?:/{_SEGMENT}){{0,20}}+"
+# In a reference, a leading ``_`` opens emphasis (``_group/project!3_``), so the first segment
+# of its project does not start with one (GitLab allows it; top-level groups rarely do).
+_PROJECT_REF = rf"[A-Za-z0-9.][A-Za-z0-9_.-]{{0,254}}+(?:/{_SEGMENT}){{0,20}}+"
 
 MERGE_REQUEST_RE = regex.compile(
-    rf"{_BEFORE}(?P<project>{_PROJECT})?!(?P<iid>[0-9]{{1,10}}+)(?:\+s?)?{_AFTER}"
+    rf"{_BEFORE_REF}(?P<project>{_PROJECT_REF})?!(?P<iid>[0-9]{{1,10}}+)(?:\+s?)?{_AFTER_REF}"
 )
 COMMIT_RE = regex.compile(
-    rf"{_BEFORE}(?P<project>{_PROJECT})@(?P<sha>[0-9a-fA-F]{{7,64}}+){_AFTER}"
+    rf"{_BEFORE_REF}(?P<project>{_PROJECT_REF})@(?P<sha>[0-9a-fA-F]{{7,64}}+){_AFTER_REF}"
 )
-BARE_SHA_RE = regex.compile(rf"{_BEFORE}(?P<sha>[0-9a-fA-F]{{7,64}}+){_AFTER}")
+BARE_SHA_RE = regex.compile(rf"{_BEFORE_REF}(?P<sha>[0-9a-fA-F]{{7,64}}+){_AFTER_REF}")
+# A Markdown link target that is a GitLab reference rather than a path: GitLab links
+# ``[text](!1)`` to the merge request and ``[text](<sha>)`` to the commit, and ``#4``, ``$5``,
+# ``&6``, ``%m``, ``~l``, ``@u``, ``^7`` (issue, snippet, epic, milestone, label, user, alert) and
+# ranges ``a...b`` to things Scout never follows, so such a target is never read as a file.
+_LINKED_MR = regex.compile(rf"(?P<project>{_PROJECT})?!(?P<iid>[0-9]{{1,10}}+)(?:\+s?)?")
+_LINKED_COMMIT = regex.compile(rf"(?:(?P<project>{_PROJECT})@)?(?P<sha>[0-9a-fA-F]{{7,64}}+)")
+_LINKED_OTHER = regex.compile(
+    rf"(?:{_PROJECT})?[#$&^][0-9]{{1,10}}|[%~@^][^\s]{{0,256}}"
+    rf"|(?:(?:{_PROJECT})@)?[0-9A-Za-z_./-]{{1,256}}?\.{{2,3}}[0-9A-Za-z_./-]{{1,256}}"
+)
 BARE_PATH_RE = regex.compile(
     # the lookahead rejects, inside the engine, tokens with neither a slash nor a dot+letter
     rf"{_BEFORE}(?=[A-Za-z0-9_.+-]{{0,255}}?(?:/|\.[A-Za-z]))"
@@ -119,6 +143,21 @@ def _looks_like_file(segments: list[str], *, slash: bool) -> bool:
     if len(segments) > 1 and _schemeless_url("/".join(segments)):
         return False
     return extension is not None or last in EXTENSIONLESS_FILES
+
+
+def linked_reference(target: str, own: str | None) -> tuple[bool, Reference | None]:
+    """(whether a link target is written as a GitLab reference, the reference it yields)."""
+    if (mr := _LINKED_MR.fullmatch(target)) is not None:
+        return True, merge_request(mr, own)
+    if (sha := _LINKED_COMMIT.fullmatch(target)) is not None:
+        if sha.group("project") is not None:
+            return True, commit(sha, own)
+        found = bare_sha(sha, own)
+        if found is not None:
+            return True, found
+    if _LINKED_OTHER.fullmatch(target) is not None:
+        return True, None
+    return False, None
 
 
 def relative_link(target: str, own: str | None) -> Reference | None:

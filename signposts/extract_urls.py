@@ -38,7 +38,9 @@ _UNSAFE = regex.compile(r"[\s\p{Z}\p{Cc}\p{Cf}\\]")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _FILE_ROUTES = ("blob", "raw", "blame")
 _LEGACY_ROUTES = frozenset(("blob", "raw", "blame", "commit", "merge_requests"))
-_MR_TAILS = ((), ("diffs",), ("commits",), ("pipelines",))
+# A route's sub-path segment as GitLab's link patterns accept it (``(/[a-z0-9_=-]+)*``).
+_SUB_PATH = regex.compile(r"[a-z0-9_=-]{1,64}")
+_MR_FORMAT = regex.compile(r"\+s?$")
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,12 @@ class Origin:
     host: str
     port: int
     prefix: tuple[str, ...]
+
+    @property
+    def host_url(self) -> str:
+        """Scheme, host and port: what a site-relative link (``/group/project/...``) is read on."""
+        port = "" if _DEFAULT_PORTS[self.scheme] == self.port else f":{self.port}"
+        return f"{self.scheme}://{self.host}{port}"
 
     @property
     def base(self) -> str:
@@ -193,14 +201,27 @@ def _gitlab(parts: SplitUrl, segments: list[str], origin: Origin) -> Reference |
         return None
     if route in _FILE_ROUTES:
         return _blob(parts, project, rest, origin)
-    if route == "commit" and len(rest) == 1:
-        sha = rest[0].removesuffix(".patch").removesuffix(".diff")
-        if not is_sha(sha):
+    if route == "commit" and rest:
+        # GitLab links a commit URL with any sub-path (``/builds``) and a ``.patch`` or ``.diff``
+        # ending (commit_reference_filter_spec.rb, "URL reference for a commit patch").
+        *inner, last = rest
+        last = last.removesuffix(".patch").removesuffix(".diff")
+        sha, tail = (last, []) if not inner else (inner[0], [*inner[1:], last])
+        tail = tail[:-1] if tail and tail[-1] == "" else tail  # a trailing slash
+        if not is_sha(sha) or not all(_SUB_PATH.fullmatch(t) for t in tail):
             return None
         sha = sha.lower()
         return commit_ref(project, sha, f"{origin.base}/{project}/-/commit/{sha}")
-    if route == "merge_requests" and rest and tuple(rest[1:]) in _MR_TAILS and rest[0].isascii():
-        iid = parse_iid(rest[0]) if rest[0].isdigit() else None
+    if route == "merge_requests" and rest:
+        # Any sub-path (``/diffs``, ``/pipelines``), and the ``+``/``+s`` summary formats at the
+        # end (merge_request_reference_filter_spec.rb, "data-reference-format").
+        *inner, last = rest
+        last = _MR_FORMAT.sub("", last)
+        number, tail = (last, []) if not inner else (inner[0], [*inner[1:], last])
+        tail = tail[:-1] if tail and tail[-1] == "" else tail  # a trailing slash
+        if not all(_SUB_PATH.fullmatch(t) for t in tail):
+            return None
+        iid = parse_iid(number) if number.isascii() and number.isdigit() else None
         if iid is None:
             return None
         return merge_request_ref(project, iid, f"{origin.base}/{project}/-/merge_requests/{iid}")

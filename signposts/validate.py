@@ -10,10 +10,17 @@ Checks run in DESIGN.md's order and stop at the first failure:
    issue's question by the configured provider. The question is never a passage.
 
 A surviving target yields passages read at the current head sha, cited by permalink to it.
+
+Faults are contained per reference: a check that cannot complete for a reason that will not
+change on retry (``CannotCheck``, or a not-found the check did not expect) is a ``resolves``
+rejection whose reason starts ``cannot check:``. Any other forge error is transient and
+propagates, so the sweep stops before the issue and a later sweep tries it again.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -21,19 +28,23 @@ from scout.config import DocsSiteConfig
 from scout.corpus.index import decode_text
 from scout.corpus.passages import Section, split_document, window
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules, is_documentation
-from scout.errors import NotFound
+from scout.errors import CannotCheck, ForgeError, NotFound
 from scout.forge.base import FileDiff, Forge, Project
 from scout.forge.local import count_lines
 from scout.providers.base import Provider
 from scout.store import PassageRecord, now
 from signposts.cache import CachedForge
-from signposts.diffs import added_lines, map_lines, meaningful
+from signposts.diffs import added_lines, file_change, map_lines, meaningful, whole_file_diff
 from signposts.docs_map import source_candidates
 from signposts.references import Reference
 
 CheckName = Literal["corpus_rules", "resolves", "addresses"]
 MAX_QUESTION_CHARS = 2_000  # title plus the opening of the description: enough to judge, bounded
 MAX_TARGET_PASSAGES = 4  # per target: a signpost adds a few passages, never a whole project
+ADDRESSES = "addresses the issue's question"
+NOT_ADDRESSES = "does not address the issue's question"
+_LEXICAL = re.compile(r"the target shares (\d{1,6}) of (\d{1,6}) question terms \(lexical check\)")
+CANNOT_CHECK = "cannot check: "
 LIVE_TIMEOUT = 5.0
 LIVE_MAX_BYTES = 2 << 20
 
@@ -85,6 +96,31 @@ class _Target:
     passages: list[PassageRecord] = field(default_factory=list)
 
 
+def cannot_check(error: ForgeError | str) -> str:
+    """The one-line reason of a check that could not complete: ``cannot check: <why>``."""
+    why = error if isinstance(error, str) else str(error).removeprefix("forge ")
+    if isinstance(error, CannotCheck):
+        why = error.detail
+    return CANNOT_CHECK + " ".join(why.split())[:300]
+
+
+@dataclass
+class Pending:
+    """A reference past corpus rules and resolves; ``verdict`` is set when nothing is left to
+    judge (a check failed, or there is no question)."""
+
+    reference: Reference
+    target: _Target
+    checks: list[Check]
+    question: str | None
+    detail: str
+    verdict: Verdict | None = None
+
+    @property
+    def needs_judgement(self) -> bool:
+        return self.verdict is None
+
+
 def question_of(title: str, description: str | None) -> str:
     """The issue's question for the addresses check: title and the description's opening."""
     text = f"{title.strip()}\n\n{(description or '').strip()}".strip()
@@ -122,6 +158,11 @@ class Validator:
         return self._run(reference, None)
 
     def _run(self, reference: Reference, question: str | None) -> Verdict:
+        return self.judge(self.prepare(reference, question))
+
+    def prepare(self, reference: Reference, question: str | None) -> Pending:
+        """Corpus rules and resolves (forge reads: call it from the thread that owns the forge);
+        the addresses judgement is left to :meth:`judge`."""
         target = _Target()
         checks: list[Check] = []
         try:
@@ -129,13 +170,36 @@ class Validator:
             checks.append(Check("corpus_rules", True, "project qualifies"))
             detail = self._resolves(reference, target)
             checks.append(Check("resolves", True, detail))
-            if question is not None:
-                detail = self._addresses(question, target)
-                checks.append(Check("addresses", True, detail))
         except _Failed as failed:
             checks.append(Check(failed.check, False, failed.reason))
-            return self._verdict(reference, target, checks, failed.check, failed.reason)
-        return self._verdict(reference, target, checks, None, detail)
+            verdict = self._verdict(reference, target, checks, failed.check, failed.reason)
+            return Pending(reference, target, checks, None, detail="", verdict=verdict)
+        except (CannotCheck, NotFound) as exc:
+            reason = cannot_check(exc)
+            checks.append(Check("resolves", False, reason))
+            verdict = self._verdict(reference, target, checks, "resolves", reason)
+            return Pending(reference, target, checks, None, detail="", verdict=verdict)
+        if question is None:
+            verdict = self._verdict(reference, target, checks, None, detail)
+            return Pending(reference, target, checks, None, detail=detail, verdict=verdict)
+        return Pending(reference, target, checks, question, detail=detail)
+
+    def judge(self, pending: Pending) -> Verdict:
+        """The addresses judgement of a prepared reference: it touches only the provider, so
+        several may run at once on other threads."""
+        if pending.verdict is not None:
+            return pending.verdict
+        assert pending.question is not None
+        checks = list(pending.checks)
+        try:
+            detail = self._addresses(pending.question, pending.target)
+        except _Failed as failed:
+            checks.append(Check(failed.check, False, failed.reason))
+            return self._verdict(
+                pending.reference, pending.target, checks, failed.check, failed.reason
+            )
+        checks.append(Check("addresses", True, detail))
+        return self._verdict(pending.reference, pending.target, checks, None, detail)
 
     def _verdict(
         self,
@@ -260,19 +324,32 @@ class Validator:
         try:
             diffs: list[FileDiff] = self.forge.compare(project, old, head)
         except NotFound:
-            raise _Failed("resolves", f"the pinned commit {old[:12]} does not exist") from None
-        for diff in diffs:
-            if diff.old_path != path:
-                continue
-            if diff.deleted_file:
-                raise _Failed("resolves", f"{path} was deleted since {old[:12]}")
-            mapped = map_lines(diff.diff, lines)
-            if mapped is None:
-                raise _Failed(
-                    "resolves", f"lines {lines[0]}-{lines[1]} of {path} changed since {old[:12]}"
-                )
-            return mapped, diff.new_path
-        return lines, path
+            raise _Failed(
+                "resolves", f"{CANNOT_CHECK}the pinned commit {old[:12]} is not in {project.path}"
+            ) from None
+        diff = file_change(diffs, path, old, head, self._text_at(project))
+        if diff is None:
+            return lines, path
+        if diff.deleted_file:
+            raise _Failed("resolves", f"{path} was deleted since {old[:12]}")
+        mapped = map_lines(diff.diff, lines)
+        if mapped is None:
+            raise _Failed(
+                "resolves", f"lines {lines[0]}-{lines[1]} of {path} changed since {old[:12]}"
+            )
+        return mapped, diff.new_path
+
+    def _text_at(self, project: Project) -> Callable[[str, str], str | None]:
+        """Reads text at (sha, path) for diffing locally what GitLab's diff limits cut."""
+
+        def read(sha: str, path: str) -> str | None:
+            data = self._read_or_none(project, sha, path)
+            text = None if data is None else decode_text(data)
+            if data is not None and text is None:
+                raise CannotCheck(f"{path} at {sha[:12]} is not text to diff")
+            return text
+
+        return read
 
     def _file_passages(
         self,
@@ -305,7 +382,7 @@ class Validator:
         return [
             PassageRecord(
                 project=project.path,
-                path=path,
+                path=s.path or path,
                 sha=sha,
                 line_start=s.line_start,
                 line_end=s.line_end,
@@ -313,7 +390,7 @@ class Validator:
                 body=s.body,
                 source=source,
                 origin="signpost",
-                url=self.forge.permalink(project, sha, path, (s.line_start, s.line_end)),
+                url=self.forge.permalink(project, sha, s.path or path, (s.line_start, s.line_end)),
                 target=key,
             )
             for s in sections
@@ -329,14 +406,23 @@ class Validator:
             raise _Failed(
                 "resolves", f"commit {reference.sha[:12]} does not exist in {project.path}"
             ) from None
-        if not self.forge.is_ancestor(project, commit.sha, head):
+        try:
+            on_head = self.forge.is_ancestor(project, commit.sha, head)
+        except NotFound:
+            # GitLab answers merge_base 404 "Merge Base not found" for unrelated histories.
+            raise _Failed(
+                "resolves",
+                f"{CANNOT_CHECK}no merge base of commit {commit.sha[:12]} and the head {head[:12]}",
+            ) from None
+        if not on_head:
             raise _Failed(
                 "resolves", f"commit {commit.sha[:12]} is not on the default branch (not merged)"
             )
         diffs = self.forge.commit_diff(project, commit.sha)
         parent = commit.parents[0] if commit.parents else None
         target.key = f"commit:{project.path}@{commit.sha}"
-        self._in_effect(project, head, diffs, parent, f"commit {commit.sha[:12]}", target)
+        what = f"commit {commit.sha[:12]}"
+        self._in_effect(project, head, diffs, parent, what, target, commit.sha)
         return f"commit {commit.sha[:12]} is on the default branch and still in effect"
 
     def _resolve_merge_request(self, reference: Reference, target: _Target, head: str) -> str:
@@ -366,7 +452,8 @@ class Validator:
             parents = self.forge.commit(project, landed).parents
             parent = parents[0] if parents else None
         target.key = f"merge_request:{project.path}!{mr.iid}"
-        self._in_effect(project, head, diffs, parent, f"merge request !{mr.iid}", target)
+        changed = landed if parent is not None else None
+        self._in_effect(project, head, diffs, parent, f"merge request !{mr.iid}", target, changed)
         return f"merge request !{mr.iid} is merged and still in effect"
 
     def _in_effect(
@@ -377,13 +464,24 @@ class Validator:
         parent: str | None,
         what: str,
         target: _Target,
+        changed: str | None = None,
     ) -> None:
-        """Keep windows around the change's added lines that still stand at the head."""
+        """Keep windows around the change's added lines that still stand at the head.
+
+        ``changed`` is the commit whose first parent is ``parent``: with both, a file diff GitLab
+        cut is diffed locally; a diff still incomplete never yields "adds no lines".
+        """
         standing: list[tuple[str, str, list[int]]] = []
         added_any = False
+        partial = not getattr(diffs, "complete", True)
         for diff in diffs:
             if diff.deleted_file or not self.rules.path(diff.new_path):
                 continue
+            if not diff.complete:
+                if parent is None or changed is None:
+                    partial = True
+                    continue
+                diff = whole_file_diff(diff, parent, changed, self._text_at(project))
             added = {text.strip() for _, text in added_lines(diff.diff) if meaningful(text)}
             if not added:
                 continue
@@ -396,6 +494,8 @@ class Validator:
             ]
             if numbers:
                 standing.append((diff.new_path, text, numbers))
+        if partial and not standing:
+            raise CannotCheck(f"GitLab's diff of {what} is over its limits")
         if not added_any:
             raise _Failed("resolves", f"{what} adds no lines that could still stand")
         if not standing:
@@ -448,22 +548,40 @@ class Validator:
         else:
             raise _Failed("resolves", f"no source file under {site.root} builds {reference.url}")
         target.path = candidate
-        sections = [s for s in split_document(candidate, text) if s.body.strip()]
+        sections = split_document(candidate, text, self._include_reader(project, head))
+        sections = [s for s in sections if s.body.strip()]
         if reference.anchor:
-            wanted = reference.anchor.lower()
-            sections = [s for s in sections if (s.anchor or "").lower() == wanted]
+            sections = [s for s in sections if s.has_anchor(reference.anchor)]
             if not sections:
                 raise _Failed("resolves", f"#{reference.anchor} matches no heading of {candidate}")
         if site.check_live:
             self._check_live(reference.url or "", site.url)
         chosen = sections[:MAX_TARGET_PASSAGES]
-        if chosen:
-            target.lines = (chosen[0].line_start, chosen[-1].line_end)
+        own = [s for s in chosen if s.path is None]  # included passages cite their own file
+        if own:
+            target.lines = (own[0].line_start, own[-1].line_end)
         target.key = f"docs_page:{project.path}:{candidate}" + (
             f"#{reference.anchor}" if reference.anchor else ""
         )
         target.passages = self._records(project, head, candidate, chosen, "docs", target.key)
         return f"{reference.url} is built from {candidate} at {head[:12]}"
+
+    def _include_reader(self, project: Project, head: str) -> Callable[[str], str | None]:
+        """Reads the files a docs page includes: regular files the corpus rules allow (the
+        tree listing, fetched only when a page has an include, tells symlinks apart)."""
+        listing: dict[str, str] = {}
+
+        def read(path: str) -> str | None:
+            if not listing:
+                listing.update({e.path: e.kind for e in self.forge.files(project, head)})
+            if listing.get(path) != "blob" or not self.rules.path(path):
+                return None
+            try:
+                return self._read_text(project, head, path)
+            except _Failed:
+                return None
+
+        return read
 
     def _check_live(self, url: str, site_url: str) -> None:
         """The page answers 200 on the docs site itself; redirects are followed only on-site."""
@@ -501,7 +619,14 @@ class Validator:
         if not target.passages:
             raise _Failed("addresses", "the target has no text to judge")
         output = self.provider.run(addresses_task(question, target.passages))
-        reason = " ".join(str(output.reason).split())[:200]
+        # A model's reason paraphrases the question, which is issue prose: only a fixed reason is
+        # kept, plus the offline check's two counts (digits only) when that is what answered.
+        lexical = _LEXICAL.fullmatch(str(output.reason))
+        counts = (
+            f" (the target shares {lexical[1]} of {lexical[2]} question terms, lexical check)"
+            if lexical
+            else ""
+        )
         if not output.addresses:
-            raise _Failed("addresses", reason or "the target does not address the issue")
-        return reason or "the target addresses the issue"
+            raise _Failed("addresses", NOT_ADDRESSES + counts)
+        return ADDRESSES + counts

@@ -115,4 +115,5 @@ def claude_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_CLAUDE_RECORD", str(record))
     monkeypatch.delenv("FAKE_CLAUDE_OUTPUT", raising=False)
+    monkeypatch.delenv("FAKE_CLAUDE_BY_QUESTION", raising=False)
     return record

@@ -117,15 +117,15 @@ def test_summary_counts_every_dimension() -> None:
     assert summarise(ROWS, top=2).to_json() == {
         "total": 6,
         "status": {"accepted": 2, "rejected": 3, "withdrawn": 1},
-        "check": {"corpus_rules": 1, "resolves": 3, "addresses": 0},
+        "check": {"corpus_rules": 1, "resolves": 2, "addresses": 0},
+        "withdrawn_check": {"corpus_rules": 0, "resolves": 1, "addresses": 0},
         "reasons": [
             {"check": "resolves", "reason": "<path> was deleted since <sha>", "count": 2},
             {"check": "corpus_rules", "reason": "project_private", "count": 1},
-            {"check": "resolves", "reason": "<path> does not exist", "count": 1},
         ],
         "kind": {
-            "docs_page": {"accepted": 1, "rejected": 0},
-            "file": {"accepted": 1, "rejected": 4},
+            "docs_page": {"accepted": 1, "rejected": 0, "withdrawn": 0},
+            "file": {"accepted": 1, "rejected": 3, "withdrawn": 1},
         },
         "top_issues": [
             {
@@ -154,15 +154,6 @@ def test_summary_counts_every_dimension() -> None:
         ],
         "top_rejected_targets": [
             {
-                "reference": "acme/a:x.md",
-                "kind": "file",
-                "project": "acme/a",
-                "path": None,
-                "check": "resolves",
-                "reason": "x.md does not exist",
-                "count": 2,
-            },
-            {
                 "reference": "acme/a:doc4.md",
                 "kind": "file",
                 "project": "acme/a",
@@ -171,8 +162,18 @@ def test_summary_counts_every_dimension() -> None:
                 "reason": "b/y.md was deleted since 0123abd",
                 "count": 1,
             },
+            {
+                "reference": "acme/a:doc5.md",
+                "kind": "file",
+                "project": "acme/a",
+                "path": None,
+                "check": "corpus_rules",
+                "reason": "project_private: acme/s",
+                "count": 1,
+            },
         ],
-        "all_rejected_issues": {"issues": 2, "of": 4, "share": 0.5},
+        # acme/c#3's only signpost was withdrawn, not rejected
+        "all_rejected_issues": {"issues": 1, "of": 4, "share": 0.25},
     }
 
 
@@ -181,8 +182,9 @@ def test_rejection_groups_put_checks_in_validation_order() -> None:
     assert groups == [
         ("corpus_rules", "project_private", [5]),
         ("resolves", "<path> was deleted since <sha>", [3, 4]),
-        ("resolves", "<path> does not exist", [6]),
     ]
+    withdrawn = [(c, r, [row.id for row in m]) for c, r, m in rejection_groups(ROWS, "withdrawn")]
+    assert withdrawn == [("resolves", "<path> does not exist", [6])]
 
 
 def test_an_empty_store_summarises_to_zeros() -> None:
@@ -284,10 +286,44 @@ def test_csv_parses_and_matches_json(demo: Path) -> None:
     ]
 
 
-def test_table_has_one_line_per_verdict(demo: Path) -> None:
-    lines = run(demo, "signposts", "--check", "corpus_rules").stdout.splitlines()
+def test_table_has_a_header_and_one_line_per_verdict(demo: Path) -> None:
+    header, *lines = run(demo, "signposts", "--check", "corpus_rules").stdout.splitlines()
+    assert header.split() == [
+        "id", "state", "kind", "reference", "check", "reason", "issue", "checked"
+    ] or header.split() == ["id", "state", "reference", "check", "reason", "issue"]  # fmt: skip
     assert len(lines) == 5
     assert all("corpus_rules" in line and "acme/ledger#4" in line for line in lines)
+
+
+@pytest.mark.parametrize("columns", [80, 120, 200])
+def test_table_fits_the_terminal_and_marks_cuts_with_an_ellipsis(demo: Path, columns: int) -> None:
+    result = CliRunner().invoke(
+        cli, ["--config", str(demo), "signposts", "--status", "all"], env={"COLUMNS": str(columns)}
+    )
+    lines = result.stdout.splitlines()
+    assert len(lines) == 33
+    assert max(len(line) for line in lines) <= columns
+    longest = max((r["reference"] for r in rows(demo, "--status", "all")), key=len)
+    assert any("…" in line for line in lines) == (columns < 200 or len(longest) > 60)
+    cut = [line for line in lines if "…" in line]
+    assert all(len(line.split("…")[0]) > 10 for line in cut)
+    assert ("checked" in lines[0]) == (columns == 200)  # narrow terminals drop the time first
+
+
+def test_table_has_a_default_limit_and_says_how_many_more(demo: Path) -> None:
+    many = CliRunner().invoke(cli, ["--config", str(demo), "signposts", "--status", "all"])
+    assert len(many.stdout.splitlines()) == 33  # 32 is under the default limit
+    cut = run(demo, "signposts", "--status", "all", "--limit", "5").stdout.splitlines()
+    assert len(cut) == 1 + 5 + 1
+    assert cut[-1] == "… and 27 more: pass --limit 32 (or --limit 0) for all"
+    assert len(run(demo, "signposts", "--status", "all", "--limit", "0").stdout.splitlines()) == 33
+    assert len(rows(demo, "--status", "all")) == 32  # --json lists everything by default
+
+
+def test_json_and_csv_together_are_a_usage_error(demo: Path, scout: Callable[..., Result]) -> None:
+    result = scout("signposts", "--json", "--csv", config=demo)
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == "scout: --json and --csv cannot be given together: choose one\n"
 
 
 def test_summary_json_counts(demo: Path) -> None:
@@ -296,10 +332,10 @@ def test_summary_json_counts(demo: Path) -> None:
     assert summary["status"] == {"accepted": 16, "rejected": 16, "withdrawn": 0}
     assert summary["check"] == {"corpus_rules": 5, "resolves": 10, "addresses": 1}
     assert summary["kind"] == {
-        "docs_page": {"accepted": 3, "rejected": 3},
-        "file": {"accepted": 8, "rejected": 7},
-        "commit": {"accepted": 3, "rejected": 3},
-        "merge_request": {"accepted": 2, "rejected": 3},
+        "docs_page": {"accepted": 3, "rejected": 3, "withdrawn": 0},
+        "file": {"accepted": 8, "rejected": 7, "withdrawn": 0},
+        "commit": {"accepted": 3, "rejected": 3, "withdrawn": 0},
+        "merge_request": {"accepted": 2, "rejected": 3, "withdrawn": 0},
     }
     assert summary["reasons"][:2] == [
         {"check": "corpus_rules", "reason": "project_private", "count": 2},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -186,7 +187,7 @@ def test_subprocess_claude_local_answer(tmp_path: Path, claude_env: dict[str, st
         json.loads(line) for line in Path(claude_env["FAKE_CLAUDE_RECORD"]).read_text().splitlines()
     ]
     assert call["argv"][call["argv"].index("--model") + 1] == "claude-haiku-4-5"
-    assert "-----BEGIN PASSAGE 1-----" in call["stdin"]
+    assert re.search(r"^-----BEGIN PASSAGE 1 [A-Za-z0-9]{6,}-----$", call["stdin"], re.M)
 
 
 @pytest.mark.parametrize(

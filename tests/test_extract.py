@@ -165,7 +165,9 @@ COMMITS: list[tuple[str, list[str]]] = [
     (f"{G}/acme/config/commit/abc1234", ["acme/config@abc1234"]),  # legacy route
     (f"{G}/acme/config/-/commit/abc123", []),  # too short
     (f"{G}/acme/config/-/commit/xyz1234", []),
-    (f"{G}/acme/config/-/commit/abc1234/extra", []),
+    # GitLab links a commit URL with any sub-path (commit_reference_filter_spec.rb)
+    (f"{G}/acme/config/-/commit/abc1234/extra", ["acme/config@abc1234"]),
+    (f"{G}/acme/config/-/commit/abc1234/Extra", []),
     (f"acme/config@{SHA}", [f"acme/config@{SHA}"]),
     ("acme/config@abc1234", ["acme/config@abc1234"]),
     ("config@abc1234", ["acme/config@abc1234"]),  # same namespace as the project
@@ -219,7 +221,9 @@ MERGE_REQUESTS: list[tuple[str, list[str]]] = [
     (f"{G}/acme/config/merge_requests/12", ["acme/config!12"]),  # legacy route
     (f"{G}/acme/config/-/merge_requests/0", []),
     (f"{G}/acme/config/-/merge_requests/2147483648", []),
-    (f"{G}/acme/config/-/merge_requests/12/edit", []),
+    # GitLab links an MR URL with any sub-path (merge_request_reference_filter_spec.rb)
+    (f"{G}/acme/config/-/merge_requests/12/edit", ["acme/config!12"]),
+    (f"{G}/acme/config/-/merge_requests/12/e.dit", []),
     (f"{G}/acme/config/-/merge_requests", []),
     (f"{G}/acme/config/-/merge_requests/12 and !12", ["acme/config!12", "acme/app!12"]),
     (f"{G}/acme/config/-/merge_requests/12 then acme/config!12", ["acme/config!12"]),

@@ -1,5 +1,5 @@
-"""linkify-it's URL fixtures (``/work/shared/external/linkify-it``) as an outside check of where a
-URL ends and what is not a URL at all.
+"""linkify-it's URL fixtures (``tests/fixtures/linkify-it/``, with their licence and upstream
+commit) as an outside check of where a URL ends and what is not a URL at all.
 
 Only the ``http(s)://`` cases apply: Scout looks for links to configured hosts only, so each case
 runs with its own host configured as a docs site. Deliberate divergences, each asserted below:
@@ -24,7 +24,7 @@ from signposts.extract import extract
 from signposts.extract_scan import scan_links
 from signposts.references import DocsSite, ExtractContext
 
-FIXTURES = Path("/work/shared/external/linkify-it")
+FIXTURES = Path(__file__).parent / "fixtures" / "linkify-it"
 
 
 def _cases(name: str) -> list[tuple[str, str]]:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from scout.demo.builder import EstateBuilder
 from scout.errors import ForgeError
 from scout.forge.base import Project
 from scout.forge.gitlab import GitLabForge
@@ -165,3 +166,86 @@ def test_graphql_lists_issues_like_both_forges(
     graphql = answer(forges["graphql"], CASES[case], estate[1])
     assert stateless(graphql) == stateless(local)
     assert forges["graphql"].requests.keys() <= {"project", "graphql"}
+
+
+# --- one clock: both forges hand the sweep the same strings ------------------------------------
+# GitLab prints record times with milliseconds (``2026-02-01T10:00:00.123Z``); the estate files
+# of the local forge hold whatever precision they were written with. Both forges must give the
+# same string for the same instant, in scout.timefmt's format, because cursors and stored times
+# are compared as strings.
+
+MS_ISSUES = {
+    1: "2026-02-01T10:00:00.123Z",
+    2: "2026-02-01T10:00:00.900+00:00",
+    3: "2026-02-01T10:00:01.000Z",
+    4: "2026-02-01T11:00:00.5+01:00",  # 10:00:00.5 UTC, with an offset and one digit
+}
+
+
+@pytest.fixture(scope="module")
+def ms_forges(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    root = tmp_path_factory.mktemp("milliseconds")
+    estate = EstateBuilder(root, url="https://gitlab.acme.example")
+    estate.project("acme/config").commit({"README.md": "# Config\n"}, "Add")
+    for iid, at in MS_ISSUES.items():
+        note = {"body": f"note {iid}", "updated_at": at}
+        estate.issue("acme/config", iid, f"Issue {iid}", "", updated_at=at, notes=[note])
+    estate.write()
+    with GitLabServer(root, token=TOKEN) as server:
+        local = LocalForge(root, ["acme"])
+        gitlab = GitLabForge(server.url, TOKEN, ["acme"], backoff=0.01)
+        graphql = GitLabGraphQLForge(server.url, TOKEN, ["acme"], api="graphql", backoff=0.01)
+        yield {"local": local, "gitlab": gitlab, "graphql": graphql}
+        local.close()
+        gitlab.close()
+        graphql.close()
+
+
+def _times(forge: Any, after: str | None) -> list[tuple[int, str]]:
+    return [(i.iid, i.updated_at) for i in forge.issues_updated_after("acme", after)]
+
+
+@pytest.mark.parametrize("kind", ["local", "gitlab", "graphql"])
+def test_millisecond_times_come_out_in_the_one_format(ms_forges: dict[str, Any], kind: str) -> None:
+    forge = ms_forges[kind]
+    times = _times(forge, None)
+    assert sorted(times) == [
+        (1, "2026-02-01T10:00:00Z"),
+        (2, "2026-02-01T10:00:00Z"),
+        (3, "2026-02-01T10:00:01Z"),
+        (4, "2026-02-01T10:00:00Z"),
+    ]
+    assert [t for _, t in times] == sorted(t for _, t in times)  # listed in string order
+    issue = next(i for i in forge.issues_updated_after("acme", None) if i.iid == 1)
+    assert [n.updated_at for n in forge.issue_notes(issue)] == ["2026-02-01T10:00:00Z"]
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "2026-02-01T10:00:00Z",
+        "2026-02-01T10:00:00.123Z",
+        "2026-02-01T10:00:00.124Z",
+        "2026-02-01T10:00:00.500000Z",
+        "2026-02-01T10:00:00.901Z",
+        "2026-02-01T10:00:01Z",
+        "2026-02-01T11:00:00.9+01:00",
+    ],
+)
+def test_both_forges_list_alike_after_a_millisecond_cursor(
+    ms_forges: dict[str, Any], after: str
+) -> None:
+    local = sorted(_times(ms_forges["local"], after))
+    gitlab = sorted(_times(ms_forges["gitlab"], after))
+    assert local == gitlab == sorted(_times(ms_forges["graphql"], after))
+    assert local  # every cursor above is at or before issue 3
+
+
+def test_a_stored_cursor_never_passes_an_issue(ms_forges: dict[str, Any]) -> None:
+    # The sweep stores the last issue's time as its cursor; listing again from it (inclusive)
+    # must return that issue and everything after it, never skip one in the same second.
+    for forge in ms_forges.values():
+        listed = _times(forge, None)
+        for n, (_, cursor) in enumerate(listed):
+            again = {iid for iid, _ in _times(forge, cursor)}
+            assert {iid for iid, _ in listed[n:]} <= again

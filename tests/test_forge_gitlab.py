@@ -15,7 +15,7 @@ from scout.errors import ForgeError, NotFound
 from scout.forge.base import FileDiff, FileEntry, Project, RefPath
 from scout.forge.gitlab import GitLabForge
 from scout.forge.gitlab_archive import BadArchive, parse_archive
-from scout.forge.gitlab_http import TooLarge, retry_after_seconds
+from scout.forge.gitlab_http import MAX_THROTTLED, TooLarge, retry_after_seconds
 from tests.gitlab_server.server import GitLabServer
 
 TOKEN = "glpat-test-token"
@@ -317,11 +317,11 @@ def test_a_429_with_retry_after_is_waited_out(gl: GitLabForge, server: GitLabSer
 def test_rate_limiting_beyond_the_retries_is_rate_limited(
     gl: GitLabForge, server: GitLabServer
 ) -> None:
-    server.inject("429", times=4, retry_after=0)
+    server.inject("429", times=None, retry_after=0)
     with pytest.raises(ForgeError) as caught:
         gl.project("acme/config")
     assert caught.value.reason == "rate limited"
-    assert gl.requests == Counter(project=4)
+    assert gl.requests == Counter(project=MAX_THROTTLED + 1)
 
 
 @pytest.mark.parametrize("fault", ["500", "502", "503", "drop"])
@@ -449,15 +449,27 @@ def test_a_slow_answer_times_out_and_is_retried(gl: GitLabForge, server: GitLabS
         ("1", 1.0),
         ("0", 0.0),
         ("2.5", 2.5),
-        ("3600", 60.0),
+        ("3600", 3600.0),
         ("-4", 0.0),
-        (None, 0.5),
-        ("soon", 0.5),
+        (None, None),
+        ("soon", None),
         ("Thu, 01 Jan 1970 00:00:00 GMT", 0.0),
+        ("Thu, 01 Jan 1970 00:01:00 GMT", 59.5),
     ],
-    ids=["seconds", "zero", "fraction", "capped", "negative", "absent", "garbage", "past-date"],
+    ids=[
+        "seconds",
+        "zero",
+        "fraction",
+        "an-hour-window",
+        "negative",
+        "absent",
+        "garbage",
+        "past-date",
+        "http-date",
+    ],
 )
-def test_retry_after_is_bounded(header: str | None, seconds: float) -> None:
+def test_retry_after_in_seconds_or_as_an_http_date(header: str | None, seconds: float) -> None:
+    # now = 0.5 s after the epoch: the HTTP date is a minute after the epoch
     assert retry_after_seconds(header, 0.5) == seconds
 
 

@@ -239,8 +239,8 @@ def test_hostile_documents_index_and_stay_inside_their_fences(tmp_path: Path) ->
     assert asked.code == 0, asked.stderr
     prompt = json.loads(record.read_text().splitlines()[0])["stdin"]
     given = json.loads(asked.stdout)["passages"]
-    opened = re.findall(r"^-----BEGIN PASSAGE (\d+)-----$", prompt, re.M)
-    closed = re.findall(r"^-----END PASSAGE (\d+)-----$", prompt, re.M)
+    opened = re.findall(r"^-----BEGIN PASSAGE (\d+) [A-Za-z0-9]{6,}-----$", prompt, re.M)
+    closed = re.findall(r"^-----END PASSAGE (\d+) [A-Za-z0-9]{6,}-----$", prompt, re.M)
     assert opened == closed == [str(n) for n in range(1, given + 1)]
     assert len(prompt) < 200_000
 

@@ -13,6 +13,7 @@ from scout.compose import AddressesOutput, AnswerOutput, addresses_task, answer_
 from scout.errors import ProviderError, UsageError
 from scout.providers import REGISTRY, make_provider
 from scout.providers.anthropic_api import AnthropicProvider
+from scout.providers.base import Usage
 from scout.providers.claude_local import ClaudeLocalProvider
 from scout.providers.offline import OfflineProvider
 from tests.fakes.corpus import BACKUPS, CREDENTIALS
@@ -223,3 +224,17 @@ def test_offline_addresses_is_lexical(question: str, addresses: bool) -> None:
     result = OfflineProvider().run(addresses_task(question, [CREDENTIALS]))
     assert result.addresses is addresses
     assert result.reason.endswith("question terms (lexical check)")
+
+
+def test_anthropic_reports_tokens_priced_from_the_table(api_env: pytest.MonkeyPatch) -> None:
+    with FakeMessagesAPI(["success"]) as api:
+        api_env.setenv("ANTHROPIC_BASE_URL", api.url)
+        metered = AnthropicProvider(model="claude-haiku-4-5").run_metered(TASK)
+    assert metered.output == EXPECTED
+    # The fake reports 10 input and 5 output tokens; Haiku 4.5 costs $1 / $5 a million.
+    assert metered.usage == Usage(10, 5, pytest.approx((10 * 1.0 + 5 * 5.0) / 1_000_000))
+
+
+def test_claude_local_reports_the_cli_s_own_tokens_and_cost(claude_bin: Path) -> None:
+    metered = ClaudeLocalProvider(model="m").run_metered(TASK)
+    assert metered.usage == Usage(10, 5, 0.001)

@@ -3,18 +3,24 @@ Chromium, with untrusted text (questions, references, URLs) kept inert."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from scout.cli.main import cli
 from scout.demo.estate import build_demo_estate
+from scout.gaps import AnsweringCost
 from scout.report import Report, render_html
 from scout.store import Store
+from signposts.audit import rejections
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -133,6 +139,7 @@ def _hostile_report() -> Report:
             }
         ],
         sweep={"cursors": {evil: evil}, "issues": 1, "last_read_at": evil, "last_checked_at": None},
+        answering=AnsweringCost(evil, 1, 0, 0, 0, 0.0, 0),
     )
 
 
@@ -206,3 +213,57 @@ def test_chromium_renders_the_counts_and_runs_no_script(page: Path, tmp_path: Pa
     assert {name: counts.get(name) for name in expected} == expected
     assert counts["projects-total"] == len([n for n in counts if n.startswith("passages-")])
     assert counts["passages-acme/handbook"] > 0
+
+
+def test_withdrawn_and_rejected_counts_add_up_and_groups_say_how_to_list_the_rest(
+    tmp_path: Path,
+) -> None:
+    """After a recheck withdraws signposts, each state's count is the sum of its by-check row,
+    the issues line agrees with the cards, and every group names a command listing all of it."""
+    build_demo_estate(tmp_path / "estate")
+    config = tmp_path / "scout.toml"
+    config.write_text(DEMO_CONFIG.read_text(), encoding="utf-8")
+    runner = CliRunner()
+
+    def run(*args: str) -> Any:
+        result = runner.invoke(cli, ["--config", str(config), *args])
+        assert result.exit_code == 0, result.output
+        return result
+
+    run("index")
+    run("sweep")
+    handbook = tmp_path / "estate" / "repos" / "acme" / "handbook"
+    subprocess.run(["git", "-C", str(handbook), "rm", "-q", "docs/release-process.md"], check=True)
+    subprocess.run(
+        ["git", "-C", str(handbook), "-c", "user.name=t", "-c", "user.email=t@t"]
+        + ["commit", "-qm", "retire"],
+        check=True,
+    )
+    run("signposts", "recheck", "--all")
+    listed = json.loads(run("signposts", "--status", "all", "--json").stdout)
+    by_state = {s: [r for r in listed if r["status"] == s] for s in ("rejected", "withdrawn")}
+    assert len(by_state["withdrawn"]) == 2
+    run("report", "--html", str(tmp_path / "r.html"))
+    counts = _counts((tmp_path / "r.html").read_text(encoding="utf-8"))
+    for state, prefix in (("rejected", "check-"), ("withdrawn", "withdrawn-")):
+        assert counts[f"status-{state}"] == len(by_state[state])
+        assert sum(n for k, n in counts.items() if k.startswith(prefix)) == len(by_state[state])
+        assert len(json.loads(run("signposts", "--status", state, "--json").stdout)) == len(
+            by_state[state]
+        )
+    assert counts["sweep-issues-with-signposts"] == counts["issues-with-signposts"]
+    with Store.open(tmp_path / "scout.db") as store:
+        rows = store.signposts()
+    for state in ("rejected", "withdrawn"):
+        groups = rejections(rows, per_group=1, status=state)
+        assert groups
+        for group in groups:
+            command = group["command"].split(" ", 1)[1]
+            found = json.loads(run(*shlex.split(command), "--json").stdout)
+            assert len(found) == group["count"], command
+    text = (tmp_path / "r.html").read_text(encoding="utf-8")
+    # short references (no URL of their own) are links too: acme/secrets!1 is a merge request
+    assert (
+        'href="https://gitlab.acme.example/acme/secrets/-/merge_requests/1" '
+        'rel="noopener noreferrer">acme/secrets!1</a>'
+    ) in text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from scout.answer import AnswerResult, render
@@ -30,13 +32,19 @@ from scout.retrieve import MAX_PASSAGES, MIN_PASSAGES
 def ask(
     runtime: Runtime, question: str, passages: int | None, provider: str | None, as_json: bool
 ) -> None:
-    """Answer QUESTION from the documentation, citing passages, or decline with a reason."""
+    """Answer QUESTION from the documentation, citing passages, or decline with a reason.
+
+    QUESTION `-` reads the question from standard input.
+    """
+    if question == "-":
+        question = sys.stdin.read()
+    runtime.on_interrupt = "nothing was logged: the question is not on the gap backlog"
     settings = runtime.config.answer
     name = provider or settings.provider
     result: AnswerResult = answer_question(
         question,
         store=runtime.store(),
-        provider=lambda: make_provider(name, model=settings.model),
+        provider=lambda: make_provider(name, model=settings.model, timeout=settings.timeout),
         passages=passages or settings.passages,
         provider_name=name,
     )

@@ -18,8 +18,15 @@ from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
 @pass_runtime
 def gaps(runtime: Runtime, since: str | None, as_json: bool) -> None:
     """List declined questions grouped by wording and ranked by count, then recency."""
+    from scout.gaps import answering_cost, render
     from scout.gaps import gaps as gap_backlog
-    from scout.gaps import render
 
-    groups = gap_backlog(runtime.store(), since=since)
-    emit([g.to_json() for g in groups], as_json, lambda _: render(groups))
+    store = runtime.store()
+    groups = gap_backlog(store, since=since)
+    cost = answering_cost(store, since=since)
+    # The JSON contract is the list of groups; what answering cost is for the person reading.
+    emit(
+        [g.to_json() for g in groups],
+        as_json,
+        lambda _: render(groups) + "\n\n" + cost.line(),
+    )

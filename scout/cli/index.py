@@ -15,11 +15,18 @@ def index(runtime: Runtime, as_json: bool) -> None:
     from scout.corpus.index import index_estate
     from scout.corpus.rules import CorpusRules
 
+    runtime.on_interrupt = (
+        "projects indexed before the interrupt are kept; "
+        "the project being indexed keeps its previous passages"
+    )
     config = runtime.config
     forge = runtime.forge()
     store = runtime.store(create=True)
     rules = CorpusRules(tuple(config.forge.groups), config.corpus)
     summary = index_estate(forge, store, rules, progress=progress)
+    fault = summary.fault()
+    if fault is not None:
+        raise fault
     emit(summary.to_json(), as_json, _human)
 
 

@@ -3,27 +3,53 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import Any
 
 import click
 
-from scout.cli.runtime import Runtime
+from scout.cli.runtime import CONFIG_HELP, Runtime
 from scout.errors import ScoutError, UsageError
+from scout.safe_text import printable
+
+# The shell's convention for a command ended by SIGINT (128 + 2); exit 1 is reserved for bugs.
+INTERRUPTED = 130
+
+
+def kill_children() -> None:
+    """Kill the provider children that run in their own session (a Ctrl-C never reaches them)."""
+    claude_local = sys.modules.get("scout.providers.claude_local")
+    if claude_local is not None:
+        claude_local.kill_children()
+
+
+def _interrupt(_signum: int, _frame: object) -> None:
+    # Kill children before unwinding: a sweep's pool waits for its running judgements on the way
+    # out, and they would otherwise run to their timeout.
+    kill_children()
+    raise KeyboardInterrupt
 
 
 class ScoutGroup(click.Group):
     """Maps ScoutError subclasses to their exit codes with a one-line message on stderr."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        previous = signal.signal(signal.SIGINT, _interrupt)
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            kill_children()
+            runtime = ctx.find_object(Runtime)
+            kept = runtime.on_interrupt if runtime is not None else ""
+            click.echo(f"scout: interrupted{'; ' + kept if kept else ''}", err=True)
+            ctx.exit(INTERRUPTED)
         except ScoutError as exc:
-            click.echo(f"scout: {exc}", err=True)
+            click.echo(f"scout: {printable(str(exc), 2_000)}", err=True)
             ctx.exit(exc.exit_code)
         except click.exceptions.ClickException:
             raise
-        except (click.exceptions.Exit, click.exceptions.Abort, KeyboardInterrupt):
+        except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except Exception as exc:
             if os.environ.get("SCOUT_DEBUG") or "pytest" in sys.modules:
@@ -31,19 +57,14 @@ class ScoutGroup(click.Group):
             click.echo(f"scout: internal error: {exc.__class__.__name__}: {exc}", err=True)
             ctx.exit(1)
         finally:
+            signal.signal(signal.SIGINT, previous)
             runtime = ctx.find_object(Runtime)
             if runtime is not None:
                 runtime.close()
 
 
-@click.group(cls=ScoutGroup)
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Config file (default: $SCOUT_CONFIG, else ./scout.toml).",
-)
+@click.group(cls=ScoutGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @click.version_option(package_name="scout")
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None) -> None:

@@ -28,8 +28,14 @@ def report(runtime: Runtime, target: str, as_json: bool) -> None:
 
     store = runtime.store()
     rows = store.signposts()
+    url = runtime.config.forge.url
     page = render_html(
-        collect(store, summary=summarise(rows).to_json(), rejections=rejections(rows))
+        collect(
+            store,
+            summary=summarise(rows, gitlab_url=url).to_json(),
+            rejections=rejections(rows, gitlab_url=url),
+            withdrawals=rejections(rows, status="withdrawn", gitlab_url=url),
+        )
     )
     if target == "-":
         click.echo(page, nl=False)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from scout.config import Config, load_config
+from scout.safe_text import json_safe, printable, printable_block
 from scout.store import Store
 
 if TYPE_CHECKING:
@@ -29,12 +30,18 @@ class Runtime:
     """Per-invocation state, created by the ``scout`` group and passed to every command."""
 
     config_path: str | None = None
+    # what an interrupted command kept, for the line printed on Ctrl-C (exit 130)
+    on_interrupt: str = ""
     _stores: list[Store] = field(default_factory=list)
     _forges: list[Forge] = field(default_factory=list)
 
     @cached_property
     def config(self) -> Config:
-        return load_config(self.config_path)
+        from scout.providers.base import withhold_from_children
+
+        config = load_config(self.config_path)
+        withhold_from_children(config.forge.token_env)
+        return config
 
     def store(self, *, create: bool = False, path: Path | None = None) -> Store:
         store = Store.open(path or self.config.store.path, create=create)
@@ -60,19 +67,43 @@ class Runtime:
 pass_runtime = click.make_pass_decorator(Runtime)
 
 
+CONFIG_HELP = "Config file (default: $SCOUT_CONFIG, else ./scout.toml)."
+
+
+def _config_after(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    # `scout ask --config x.toml Q` means the same as `scout --config x.toml ask Q`
+    if value is not None:
+        runtime = ctx.find_object(Runtime)
+        if runtime is not None:
+            runtime.config_path = value
+
+
 def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
-    """The ``--json`` flag every command takes."""
+    """The ``--json`` flag every command takes, and ``--config`` accepted after the command."""
+    function = click.option(
+        "--config",
+        type=click.Path(dir_okay=False),
+        default=None,
+        expose_value=False,
+        is_eager=True,
+        callback=_config_after,
+        help=CONFIG_HELP,
+    )(function)
     return click.option(
         "--json", "as_json", is_flag=True, help="Print exactly one JSON document on stdout."
     )(function)
 
 
 def emit(result: Any, as_json: bool, human: Callable[[Any], str]) -> None:
-    """Print a command's result: JSON (one document) or the human rendering."""
+    """Print a command's result: JSON (one document) or the human rendering.
+
+    Either way nothing a terminal acts on gets through: results carry repository and model text,
+    and this is the last point every command's output passes.
+    """
     if as_json:
-        click.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+        click.echo(json_safe(json.dumps(result, indent=2, ensure_ascii=False, default=str)))
     else:
-        text = human(result)
+        text = printable_block(human(result))
         if text:
             click.echo(text)
 
@@ -80,9 +111,9 @@ def emit(result: Any, as_json: bool, human: Callable[[Any], str]) -> None:
 def progress(message: str) -> None:
     """A progress line on stderr, only when a person is watching."""
     if sys.stderr.isatty():
-        click.echo(message, err=True)
+        click.echo(printable(message, 2_000), err=True)
 
 
 def log(message: str) -> None:
     """A log line on stderr (always): skipped files, retries, reasons."""
-    click.echo(message, err=True)
+    click.echo(printable(message, 2_000), err=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 import sys
 from typing import Any
 
@@ -18,9 +19,9 @@ import click
 from scout.cli.runtime import Runtime, emit, json_option, log, pass_runtime
 from scout.errors import UsageError
 from scout.gaps import parse_since
+from scout.safe_text import printable, printable_block
 from scout.store import SignpostRow, Store
 from signposts import audit
-from signposts.audit import printable
 
 MAX_DOCUMENT_BYTES = 32 << 20  # an issue file larger than this is refused, not truncated silently
 STATUSES = ("rejected", "accepted", "withdrawn", "all")
@@ -28,25 +29,85 @@ CHECKS = ("corpus_rules", "resolves", "addresses")
 KINDS = ("docs_page", "file", "commit", "merge_request")
 
 
+DEFAULT_LIMIT = 50  # table rows; --json and --csv list everything unless --limit is given
+
+
 def _filters(status: str, check: str | None) -> dict[str, Any]:
+    # one definition of each state (signposts.audit.state): withdrawn is never also rejected
     if status == "withdrawn":
         return {"status": "rejected", "withdrawn": True, "check": check}
+    if status == "rejected":
+        return {"status": "rejected", "withdrawn": False, "check": check}
     return {"status": None if status == "all" else status, "check": check}
 
 
-def _table(rows: list[dict[str, Any]]) -> str:
+def _cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` columns, an ellipsis marking a cut."""
+    text = printable(text, 10_000)
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def _table(rows: list[dict[str, Any]], more: int = 0, width: int | None = None) -> str:
+    """A header row and one line per verdict, fitted to the terminal's width: narrow terminals
+    drop the checked time, then the kind, then the issue, before cutting references to less
+    than 12 columns; a cut cell ends in an ellipsis."""
     if not rows:
         return "no signposts match"
-    lines = []
-    for row in rows:
-        issue = row["issue"]
-        state = row["status"] if not row.get("withdrawn_at") else "withdrawn"
-        lines.append(
-            f"{row['id']:>5}  {state:<9} {row['kind']:<13} {printable(row['reference'], 70):<70}  "
-            f"{row['check'] or '-':<12} {printable(row['reason'], 80)}  "
-            f"{printable(issue['project'])}#{issue['iid']}  {row['checked_at']}"
-        )
+    width = width or shutil.get_terminal_size((160, 24)).columns
+    issues = [f"{printable(r['issue']['project'])}#{r['issue']['iid']}" for r in rows]
+    cells = [
+        {
+            "id": str(row["id"]),
+            "state": row["status"],
+            "kind": row["kind"],
+            "reference": row["reference"],
+            "check": row["check"] or "-",
+            "reason": row["reason"],
+            "issue": issue,
+            "checked": row["checked_at"],
+        }
+        for row, issue in zip(rows, issues, strict=True)
+    ]
+    widths = {
+        "id": max(2, *(len(c["id"]) for c in cells)),
+        "state": 9,
+        "kind": 13,
+        "check": 12,
+        "issue": min(30, max(5, *(len(i) for i in issues))),
+        "checked": 20,
+    }
+    names = ["id", "state", "kind", "reference", "check", "reason", "issue", "checked"]
+    for optional in ("checked", "kind", "issue"):
+        fixed = sum(widths[n] for n in names if n in widths) + 2 * (len(names) - 1)
+        if width - fixed >= 48:
+            break
+        names.remove(optional)
+    fixed = sum(widths[n] for n in names if n in widths) + 2 * (len(names) - 1)
+    free = max(24, width - fixed)
+    widths["reference"] = max(12, free * 9 // 20)
+    widths["reason"] = max(12, free - widths["reference"])
+
+    def line(row: dict[str, str]) -> str:
+        return "  ".join(
+            f"{_cut(row[n], widths[n]):{'>' if n == 'id' else '<'}{widths[n]}}" for n in names
+        ).rstrip()
+
+    lines = [line({n: n for n in names}), *(line(c) for c in cells)]
+    if more:
+        lines.append(f"… and {more} more: pass --limit {len(rows) + more} (or --limit 0) for all")
     return "\n".join(lines)
+
+
+# A spreadsheet reads a cell starting with one of these as a formula (or, for tab and CR, strips
+# the character and then does): OWASP "CSV Injection". References come from issue text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A cell a spreadsheet shows as text: a leading ``'`` before anything formula-like."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def _csv(rows: list[dict[str, Any]]) -> str:
@@ -74,36 +135,46 @@ def _csv(rows: list[dict[str, Any]]) -> str:
     for row in rows:
         target = row["target"]
         lines = target["lines"]
-        writer.writerow(
-            [
-                row["id"],
-                row["status"],
-                row["kind"],
-                row["reference"],
-                row["check"] or "",
-                row["reason"],
-                row["issue"]["project"],
-                row["issue"]["iid"],
-                row["issue"]["url"],
-                target["project"] or "",
-                target["path"] or "",
-                f"{lines[0]}-{lines[1]}" if lines else "",
-                target["sha"] or "",
-                row["checked_at"],
-                row["withdrawn_at"] or "",
-            ]
-        )
+        cells = [
+            row["id"],
+            row["status"],
+            row["kind"],
+            row["reference"],
+            row["check"] or "",
+            row["reason"],
+            row["issue"]["project"],
+            row["issue"]["iid"],
+            row["issue"]["url"],
+            target["project"] or "",
+            target["path"] or "",
+            f"{lines[0]}-{lines[1]}" if lines else "",
+            target["sha"] or "",
+            row["checked_at"],
+            row["withdrawn_at"] or "",
+        ]
+        writer.writerow([csv_cell(cell) for cell in cells])
     return out.getvalue().rstrip("\n")
 
 
 @click.group(invoke_without_command=True)
-@click.option("--status", type=click.Choice(STATUSES), default="rejected", show_default=True)
+@click.option(
+    "--status",
+    type=click.Choice(STATUSES),
+    default="rejected",
+    show_default=True,
+    help="Which verdicts: rejected when first judged, accepted, withdrawn later, or all.",
+)
 @click.option("--check", type=click.Choice(CHECKS), default=None, help="Only this failed check.")
 @click.option("--reason", default=None, help="Only verdicts whose reason contains this text.")
-@click.option("--kind", type=click.Choice(KINDS), default=None)
+@click.option("--kind", type=click.Choice(KINDS), default=None, help="Only this kind of reference.")
 @click.option("--project", default=None, help="Issue or target project (full path).")
 @click.option("--since", default=None, help="Checked at or after this date (YYYY-MM-DD).")
-@click.option("--limit", type=click.IntRange(1, 100_000), default=None)
+@click.option(
+    "--limit",
+    type=click.IntRange(0, 10_000_000),
+    default=None,
+    help=f"At most N verdicts, 0 for all (default: {DEFAULT_LIMIT} in the table, all otherwise).",
+)
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV for spreadsheets.")
 @json_option
 @click.pass_context
@@ -122,10 +193,12 @@ def signposts(
     """Audit signpost verdicts, newest first (rejected ones by default)."""
     if ctx.invoked_subcommand is not None:
         return
+    if as_csv and as_json:
+        raise UsageError("--json and --csv cannot be given together: choose one")
     runtime = ctx.find_object(Runtime)
     assert runtime is not None
     rows = [
-        row.to_json()
+        {**row.to_json(), "status": audit.state(row)}
         for row in runtime.store().signposts(
             **_filters(status, check),
             kind=kind,
@@ -134,11 +207,15 @@ def signposts(
             limit=None,
         )
         if reason is None or reason.lower() in row.reason.lower()
-    ][: limit or None]
+    ]
+    if limit is None and not (as_csv or as_json):
+        limit = DEFAULT_LIMIT
+    more = max(0, len(rows) - limit) if limit else 0
+    rows = rows[: limit or None]
     if as_csv:
-        click.echo(_csv(rows))
+        click.echo(printable_block(_csv(rows)))
         return
-    emit(rows, as_json, _table)
+    emit(rows, as_json, lambda r: _table(r, more))
 
 
 @signposts.command()
@@ -189,7 +266,13 @@ def skipped_lines(skipped: dict[str, int]) -> list[str]:
 
 # ---------------------------------------------------------------------- summary and show
 @signposts.command()
-@click.option("--top", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option(
+    "--top",
+    type=click.IntRange(1, 1000),
+    default=10,
+    show_default=True,
+    help="How many issues and targets each ranking shows.",
+)
 @json_option
 @pass_runtime
 def summary(runtime: Runtime, top: int, as_json: bool) -> None:

@@ -1,6 +1,7 @@
 """Prompt composition and the citation check: pure functions between retrieval and the provider."""
 
-from scout.compose.citations import Verdict, check, markers
+from scout.compose.citations import Verdict, check, markers, unreadable
+from scout.compose.normalise import prose
 from scout.compose.prompt import (
     addresses_task,
     answer_task,
@@ -20,5 +21,7 @@ __all__ = [
     "markers",
     "neutralise",
     "prompt_passages",
+    "prose",
     "render_passages",
+    "unreadable",
 ]

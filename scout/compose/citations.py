@@ -1,7 +1,9 @@
 """The citation check (DESIGN.md invariant 6): a citation is checked, not trusted.
 
 An answer that cites nothing, or names a passage number outside 1..k in its ``cited`` list or as a
-``[n]`` marker in its prose, is refused; the refusal is a decline carrying the reason. Pure.
+``[n]`` marker in its prose, is refused; the refusal is a decline carrying the reason. Prose is
+read as a person reads it (invisible characters dropped, NFKC, look-alike brackets folded), and a
+bracketed number the check cannot read as a marker refuses the answer too. Pure.
 """
 
 from __future__ import annotations
@@ -9,11 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from scout.compose.normalise import prose
 from scout.compose.schema import AnswerOutput
 
-# [3], [1, 2], [1-3], [2][4]: a bracket holding only numbers, commas and ranges.
-_MARKER = re.compile(r"\[\s*(\d{1,6}(?:\s*(?:,|-|–)\s*\d{1,6})*)\s*\]")
+# [3], [1, 2], [1; 2], [1-3], [2][4]: a bracket holding only numbers, separators and ranges.
+_MARKER = re.compile(r"\[\s*(\d{1,6}(?:\s*(?:,|;|-|–)\s*\d{1,6})*)\s*\]")
 _RANGE = re.compile(r"(\d+)\s*(?:-|–)\s*(\d+)")
+# Any bracket with a digit in it: a marker the check must be able to read, or a refusal.
+_BRACKETED = re.compile(r"\[([^\[\]\n]*\d[^\[\]\n]*)\]")
 MAX_RANGE = 50
 
 DEFAULT_DECLINE = "the passages do not answer the question"
@@ -28,11 +33,14 @@ class Verdict:
     reason: str | None
 
 
-def markers(prose: str) -> list[int]:
-    """Passage numbers named by ``[n]`` markers in prose, in order (ranges expanded)."""
+def markers(text: str) -> list[int]:
+    """Passage numbers named by ``[n]`` markers in prose, in order (ranges expanded).
+
+    Read on :func:`~scout.compose.normalise.prose`, so ``[\u200b9]`` and ``［9］`` are ``[9]``.
+    """
     found: list[int] = []
-    for match in _MARKER.finditer(prose):
-        for part in match.group(1).split(","):
+    for match in _MARKER.finditer(prose(text)):
+        for part in re.split("[,;]", match.group(1)):
             span = _RANGE.fullmatch(part.strip())
             if span:
                 low, high = int(span.group(1)), int(span.group(2))
@@ -42,6 +50,20 @@ def markers(prose: str) -> list[int]:
     return found
 
 
+def unreadable(text: str) -> str | None:
+    """The first bracket holding a digit that is not a plain marker (``[^9]``, ``[1 of 9]``).
+
+    Such a bracket may be read as a citation by a person, and the check cannot say which
+    passage it names, so an answer holding one is refused rather than guessed at. The returned
+    text is digits and ASCII punctuation only: it is part of a printed reason.
+    """
+    for match in _BRACKETED.finditer(prose(text)):
+        if not _MARKER.fullmatch(match.group(0)):
+            shown = re.sub(r"[^0-9,;^ .:#-]", "?", match.group(1))[:20]
+            return shown
+    return None
+
+
 def check(output: AnswerOutput, k: int) -> Verdict:
     """Accept the output as an answer only if it cites something and only passages 1..k."""
     if output.declined:
@@ -49,6 +71,9 @@ def check(output: AnswerOutput, k: int) -> Verdict:
         return Verdict(False, (), reason)
     if not output.answer.strip():
         return Verdict(False, (), "empty answer")
+    unread = unreadable(output.answer)
+    if unread is not None:
+        return Verdict(False, (), f"cannot read the citation marker [{unread}]")
     named = [*output.cited, *markers(output.answer)]
     for n in named:
         if not 1 <= n <= k:

@@ -2,8 +2,11 @@
 
 A project is re-read only when its head moved (or its metadata changed); its passages are replaced
 in one transaction, so a failure half-way leaves the previous passages in place. A project that no
-longer qualifies, or no longer exists, loses its passages. A forge failure that is not about one
-project (unreachable, unauthorized) stops the run: the store is left as the last good run made it.
+longer qualifies, or that the forge confirms is gone, loses its passages. A project whose
+repository cannot be read (a read error is a fault, not a verdict) keeps its passages while the
+other projects are indexed; the run then reports it (``IndexSummary.fault``, exit 5). A failure of
+the forge itself (unreachable, rate limited beyond its budget) stops the run: the store is left as
+the last good run made it.
 """
 
 from __future__ import annotations
@@ -16,12 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scout.corpus.passages import split_document
-from scout.corpus.rules import CorpusRules
-from scout.errors import NotFound
+from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
+from scout.errors import CannotCheck, ForgeError, NotFound
 from scout.forge.base import FileEntry, Forge, Project
+from scout.progress import Progress, as_progress
 from scout.store import PassageRecord, ProjectRow, Store, now
 
 log = logging.getLogger("scout.index")
+# Forge failures that are about the forge as a whole, not one project: they stop the run.
+GLOBAL_FAULTS = frozenset({"unreachable", "rate limited"})
 
 
 @dataclass
@@ -33,6 +39,18 @@ class IndexSummary:
     seconds: float = 0.0
     skipped: Counter[str] = field(default_factory=Counter)
     forge_requests: dict[str, int] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)  # project -> why it could not be read
+
+    def fault(self) -> ForgeError | None:
+        """The error to exit with when some project could not be read (its passages were kept)."""
+        if not self.failed:
+            return None
+        names = "; ".join(f"{path} ({why})" for path, why in sorted(self.failed.items()))
+        return ForgeError(
+            "server error",
+            f"could not read {len(self.failed)} project(s), their passages are kept and the "
+            f"others were indexed: {names}",
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,9 +80,27 @@ def project_passages(
     project: Project,
     sha: str,
     skipped: Counter[str],
+    progress: Progress | None = None,
 ) -> Iterator[PassageRecord]:
     """The corpus passages of one project at one sha; skipped files are counted and logged."""
     entries: list[FileEntry] = sorted(forge.files(project, sha), key=lambda e: e.path)
+    by_path = {entry.path: entry for entry in entries}
+    included: set[tuple[str, tuple[int, int]]] = set()
+
+    def read_include(path: str) -> str | None:
+        # Only regular files the corpus rules allow (never a symlink, never outside the
+        # repository), and not documentation that is indexed in its own right: that file's
+        # passages are already in the store once, cited at that file.
+        entry = by_path.get(path)
+        if entry is None or entry.kind != "blob" or entry.size > MAX_FILE_BYTES:
+            return None
+        if not rules.path(path) or rules.file(entry):
+            return None
+        try:
+            return decode_text(forge.read(project, sha, path))
+        except (NotFound, CannotCheck):
+            return None
+
     for entry in entries:
         verdict = rules.file(entry)
         if not verdict:
@@ -77,16 +113,29 @@ def project_passages(
         except NotFound:
             skipped["file_vanished"] += 1
             continue
+        except CannotCheck as exc:
+            # One file that will never read (corrupt object, over the read limit) must not keep
+            # its whole project stale: it is left out and counted.
+            skipped["file_unreadable"] += 1
+            log.warning("skipped %s:%s (%s)", project.path, entry.path, exc)
+            continue
+        if progress is not None:
+            progress.advance("files")
         text = decode_text(data)
         if text is None:
             skipped["file_not_utf8"] += 1
             log.info("skipped %s:%s (binary or not UTF-8)", project.path, entry.path)
             continue
-        for section in split_document(entry.path, text):
+        for section in split_document(entry.path, text, read_include):
             lines = (section.line_start, section.line_end)
+            path = section.path or entry.path
+            if section.path is not None:  # a file two pages include is indexed once
+                if (path, lines) in included:
+                    continue
+                included.add((path, lines))
             yield PassageRecord(
                 project=project.path,
-                path=entry.path,
+                path=path,
                 sha=sha,
                 line_start=section.line_start,
                 line_end=section.line_end,
@@ -94,7 +143,7 @@ def project_passages(
                 body=section.body,
                 source="docs",
                 origin="corpus",
-                url=forge.permalink(project, sha, entry.path, lines),
+                url=forge.permalink(project, sha, path, lines),
             )
 
 
@@ -103,13 +152,17 @@ def index_estate(
     store: Store,
     rules: CorpusRules,
     *,
-    progress: Callable[[str], None] = lambda _message: None,
+    progress: Progress | Callable[[str], None] | None = None,
 ) -> IndexSummary:
     started = time.monotonic()
+    report = as_progress(progress)
     summary = IndexSummary()
     stored = store.projects()
     seen: set[str] = set()
+    report.phase("projects")
+    report.phase("files")
     for project in forge.projects():
+        report.advance("projects")
         seen.add(project.path)
         verdict = rules.project(project)
         if not verdict:
@@ -117,39 +170,16 @@ def index_estate(
             if project.path in stored:
                 store.remove_project(project.path)
                 summary.projects_removed += 1
-                progress(f"removed {project.path} ({verdict.reason})")
+                report.note(f"removed {project.path} ({verdict.reason})")
             continue
         try:
-            head = forge.head(project)
-        except NotFound:
-            head = None
-        if head is None:
-            summary.skipped["project_empty"] += 1
-            log.info("skipped %s (no commits on its default branch)", project.path)
-            if project.path in stored:
-                store.remove_project(project.path)
-                summary.projects_removed += 1
-            continue
-        before = stored.get(project.path)
-        row = ProjectRow(
-            path=project.path,
-            visibility=project.visibility,
-            archived=project.archived,
-            default_branch=project.default_branch,
-            web_url=project.web_url,
-            indexed_sha=head,
-            indexed_at=now(),
-        )
-        if before is not None and before.indexed_sha == head and before.web_url == row.web_url:
-            summary.projects_unchanged += 1
-            continue
-        progress(f"indexing {project.path} at {head[:12]}")
-        # Read everything first: the write transaction must not wait on the forge (an archive
-        # download would hold the database's write lock and stall a concurrent sweep).
-        passages = list(project_passages(forge, rules, project, head, summary.skipped))
-        count = store.replace_project(row, passages)
-        summary.projects_indexed += 1
-        summary.passages += count
+            _index_project(forge, store, rules, project, stored, summary, report)
+        except ForgeError as exc:
+            if exc.reason in GLOBAL_FAULTS:
+                raise
+            summary.failed[project.path] = str(exc).removeprefix("forge ")
+            log.warning("could not read %s, its passages are kept: %s", project.path, exc)
+            report.note(f"could not read {project.path}: its passages are kept")
     for path in sorted(set(stored) - seen):
         # Offset pages shift when a project goes away mid-listing, so one missing from the
         # listing may still exist: it loses its passages only when the forge says it is gone.
@@ -158,9 +188,57 @@ def index_estate(
                 continue
         except NotFound:
             pass
+        except ForgeError as exc:
+            if exc.reason in GLOBAL_FAULTS:
+                raise
+            summary.failed[path] = str(exc).removeprefix("forge ")
+            continue
         store.remove_project(path)
         summary.projects_removed += 1
-        progress(f"removed {path} (no longer in the estate)")
+        report.note(f"removed {path} (no longer in the estate)")
     summary.seconds = time.monotonic() - started
     summary.forge_requests = dict(sorted(forge.requests.items()))
     return summary
+
+
+def _index_project(
+    forge: Forge,
+    store: Store,
+    rules: CorpusRules,
+    project: Project,
+    stored: dict[str, ProjectRow],
+    summary: IndexSummary,
+    report: Progress,
+) -> None:
+    """Bring one qualifying project to its head; on a ForgeError its passages stay."""
+    try:
+        head = forge.head(project)
+    except NotFound:
+        head = None
+    if head is None:
+        summary.skipped["project_empty"] += 1
+        log.info("skipped %s (no commits on its default branch)", project.path)
+        if project.path in stored:
+            store.remove_project(project.path)
+            summary.projects_removed += 1
+        return
+    before = stored.get(project.path)
+    row = ProjectRow(
+        path=project.path,
+        visibility=project.visibility,
+        archived=project.archived,
+        default_branch=project.default_branch,
+        web_url=project.web_url,
+        indexed_sha=head,
+        indexed_at=now(),
+    )
+    if before is not None and before.indexed_sha == head and before.web_url == row.web_url:
+        summary.projects_unchanged += 1
+        return
+    report.note(f"indexing {project.path} at {head[:12]}")
+    # Read everything first: the write transaction must not wait on the forge (an archive
+    # download would hold the database's write lock and stall a concurrent sweep).
+    passages = list(project_passages(forge, rules, project, head, summary.skipped, report))
+    count = store.replace_project(row, passages)
+    summary.projects_indexed += 1
+    summary.passages += count

@@ -15,6 +15,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from scout.corpus.markup import heading_attributes, strip_shortcodes
+
 # A heading's source is cut to this before inline parsing; a 100 KB heading line stays cheap.
 MAX_HEADING_SOURCE = 1_000
 
@@ -24,7 +26,8 @@ MAX_NESTING = 20
 
 _WHITESPACE = re.compile(r"\s+")
 _INLINE_SYNTAX = re.compile(r"[\\`*_\[\]<>!&~]")  # without these, a heading's text is its source
-_YAML_TITLE = re.compile(r"^title:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+_MYST_INCLUDE = re.compile(r"^\{include\}\s+(\S.*)$")
+_YAML_KEY = r"^{key}:[ \t]*(.*?)[ \t]*$"
 
 
 @dataclass
@@ -33,9 +36,16 @@ class Outline:
 
     first_line: int = 0  # first line after the front matter
     title: str | None = None  # the front matter's `title:`, if any
+    # the front matter's one-line `description:` (a page's summary, shown on the site) and its line
+    description: tuple[int, str] | None = None
     # (first line, end line exclusive, level 1-6, plain text) of each top-level heading
     headings: list[tuple[int, int, int, str]] = field(default_factory=list)
     block_starts: list[int] = field(default_factory=list)  # lines where a top-level block begins
+    anchors: dict[int, str] = field(default_factory=dict)  # heading line -> its explicit `{#id}`
+    code: list[tuple[int, int]] = field(default_factory=list)  # fenced and indented code spans
+    tables: list[tuple[int, int]] = field(default_factory=list)  # top-level table spans
+    # MyST include directives (```{include} path```): (first line, end line exclusive, path)
+    includes: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 def _block_parser() -> MarkdownIt:
@@ -54,16 +64,30 @@ def outline(src: str) -> Outline:
     result = Outline()
     tokens = _BLOCKS.parse(src)
     for i, token in enumerate(tokens):
+        if token.type == "fence" and token.map is not None and _MYST_INCLUDE.match(token.info):
+            argument = _MYST_INCLUDE.match(token.info)
+            assert argument is not None
+            result.includes.append((token.map[0], token.map[1], argument.group(1).strip()))
+        elif token.type in ("fence", "code_block") and token.map is not None:
+            result.code.append((token.map[0], token.map[1]))
         if token.level != 0 or token.map is None or token.nesting == -1:
             continue
         start, end = token.map
+        if token.type == "table_open":
+            result.tables.append((start, end))
         if token.type == "front_matter":
             result.first_line = end
             result.title = front_matter_title(token.content)
+            found = front_matter_value(token.content, "description")
+            if found is not None:
+                result.description = (start + 1 + found[0], found[1])
             continue
         result.block_starts.append(start)
         if token.type == "heading_open":
             source = tokens[i + 1].content if i + 1 < len(tokens) else ""
+            source, anchor = heading_attributes(strip_shortcodes(source[:MAX_HEADING_SOURCE]))
+            if anchor:
+                result.anchors[start] = anchor
             result.headings.append((start, end, int(token.tag[1:]), heading_text(source)))
     return result
 
@@ -72,6 +96,8 @@ def heading_text(source: str) -> str:
     """The plain text of a heading's inline Markdown: markup removed, whitespace collapsed."""
     source = source[:MAX_HEADING_SOURCE]
     parts: list[str] = []
+    if "<" in source:  # an HTML comment in a heading shows nothing (and may be all it holds)
+        source = re.sub(r"<!--.*?(?:-->|$)", "", source)
     if _INLINE_SYNTAX.search(source):
         _plain(_INLINE.parseInline(source), parts)
     else:  # most headings: skip the inline parser, which costs more than the block parse
@@ -90,12 +116,19 @@ def _plain(tokens: list[Token], parts: list[str]) -> None:
 
 
 def front_matter_title(yaml: str) -> str | None:
-    """The top-level `title:` of YAML front matter, unquoted; None when absent or empty.
+    """The top-level `title:` of YAML front matter, unquoted; None when absent or empty."""
+    found = front_matter_value(yaml, "title")
+    return found[1] if found else None
+
+
+def front_matter_value(yaml: str, key: str) -> tuple[int, str] | None:
+    """The line (0-based, within `yaml`) and unquoted value of a one-line top-level `key:` of
+    YAML front matter; None when absent or empty.
 
     A line scan rather than a YAML parser: we need one scalar, and YAML parsers are a large
     attack surface for untrusted files (aliases, tags). Block scalars (`title: >`) are ignored.
     """
-    match = _YAML_TITLE.search(yaml)
+    match = re.search(_YAML_KEY.format(key=re.escape(key)), yaml, re.MULTILINE)
     if match is None:
         return None
     value = match.group(1)
@@ -106,4 +139,4 @@ def front_matter_title(yaml: str) -> str | None:
     else:
         value = value.split(" #", 1)[0]  # a YAML comment after a plain scalar
     value = _WHITESPACE.sub(" ", value).strip()
-    return value or None
+    return (yaml.count("\n", 0, match.start()), value) if value else None

@@ -13,14 +13,15 @@ bounded by MAX_DOCUMENT_CHARS.
 from __future__ import annotations
 
 import logging
+import posixpath
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 
 import regex
 
-from scout.corpus import markdown, rst
+from scout.corpus import markdown, markup, rst
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +47,13 @@ MAX_PARSED_LINES = 50_000
 
 HEADING_SEPARATOR = " > "
 
+# A table cut across passages repeats its header row, which costs each later passage that much of
+# its bound; a header longer than this is not repeated.
+MAX_TABLE_HEADER_CHARS = 600
+
 _GITLAB_NON_WORD = regex.compile(r"[^\p{Word}\- ]")
 _HYPHENS = regex.compile(r"-{2,}")
+_BLANK_RUN = regex.compile(r"\n(?:[ \t]*\n){2,}")
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,16 @@ class Section:
     line_start: int  # 1-based first line in the file (the heading line where there is one)
     line_end: int  # 1-based last line, inclusive
     anchor: str | None  # slug of the section's own heading, for matching docs URL #anchors
+    # Other ids a docs URL may use to land here: reST labels, glossary terms, the ids of headings
+    # with no text of their own before this, their first subsection.
+    aliases: tuple[str, ...] = ()
+    # The file the passage comes from when an include pulled it in; None: the file being split.
+    path: str | None = None
+
+    def has_anchor(self, anchor: str) -> bool:
+        """Whether a docs URL's `#anchor` lands in this passage (ids compare case-blind)."""
+        wanted = anchor.lower()
+        return (self.anchor or "").lower() == wanted or wanted in (a.lower() for a in self.aliases)
 
 
 def source_lines(text: str) -> list[str]:
@@ -68,19 +84,104 @@ def source_lines(text: str) -> list[str]:
     return [line.removesuffix("\r").replace("\0", "\ufffd") for line in lines]
 
 
-def split_document(path: str, text: str) -> list[Section]:
-    """Passages of a documentation file, by extension: Markdown, reST, or plain text."""
+# Reads a repository file for an include: its text, or None when it may not or cannot be read.
+Reader = Callable[[str], str | None]
+
+# Includes followed per document; an included file's own includes are not followed (no cycles).
+MAX_INCLUDES = 20
+
+
+def split_document(path: str, text: str, read: Reader | None = None) -> list[Section]:
+    """Passages of a documentation file, by extension: Markdown, reST, or plain text. With
+    `read`, reST `.. include::` and MyST `{include}` directives pull in the passages of the
+    files they name (inside the repository only; see `include_path`), cited at those files."""
+    name = path.rsplit("/", 1)[-1].lower()
+    includes: list[tuple[int, str]] = []
+    if name.endswith((".md", ".markdown")):
+        sections = split_markdown(text, includes)
+    elif name.endswith(".rst"):
+        sections = split_rst(text, includes)
+    else:
+        return split_plain(text)
+    if read is None or not includes:
+        return sections
+    for line, argument in includes[:MAX_INCLUDES]:
+        target = include_path(path, argument)
+        included = read(target) if target is not None else None
+        if target is None or included is None:
+            continue  # unresolved: the directive shows nothing, as it was rendered
+        before = [s for s in sections if s.path is None and s.line_start <= line + 1]
+        context = before[-1].heading if before else ""
+        pulled = [
+            replace(
+                s,
+                heading=HEADING_SEPARATOR.join(h for h in (context, s.heading) if h)[
+                    :MAX_PATH_CHARS
+                ],
+                path=target,
+            )
+            for s in split_document(target, included)
+        ]
+        at = sections.index(before[-1]) + 1 if before else 0
+        sections[at:at] = pulled
+    return sections
+
+
+def include_path(including: str, argument: str) -> str | None:
+    """The repository path an include directive in `including` names, or None when it names
+    none or one outside the repository. Relative paths are relative to the including file; a
+    leading "/" is relative to the docs folder (Sphinx's source directory), taken to be the
+    including file's top-level folder; docutils' `<standard>` includes name no file."""
+    argument = argument.strip()
+    if not argument or argument.startswith("<") or "\0" in argument or "\\" in argument:
+        return None
+    if argument.startswith("/"):
+        base = including.split("/", 1)[0] if "/" in including else ""
+        joined = posixpath.join(base, argument.lstrip("/"))
+    else:
+        joined = posixpath.join(posixpath.dirname(including), argument)
+    normal = posixpath.normpath(joined)
+    if normal in (".", "..") or normal.startswith(("../", "/")):
+        return None
+    return normal
+
+
+def rendered_lines(path: str, text: str) -> list[str]:
+    """The lines passages of this file are cut from: its source lines with generator markup
+    rendered (`markup`), one for one, so passage line numbers stay the source's."""
+    lines = _bounded_lines(text)
     name = path.rsplit("/", 1)[-1].lower()
     if name.endswith((".md", ".markdown")):
-        return split_markdown(text)
+        src = "\n".join(lines[:MAX_PARSED_LINES]).replace("\r", " ")
+        try:
+            found = markdown.outline(src)
+        except Exception:  # as in split_markdown: the file is then plain text
+            return lines
+        rendered = markup.render_markdown(lines, found.code)
+        for start, end, _argument in found.includes:
+            rendered[start:end] = [""] * (end - start)
+        if found.description is not None:
+            line, rendered[line] = found.description
+            for k in range(line + 1, found.first_line):
+                rendered[k] = ""
+        return rendered
     if name.endswith(".rst"):
-        return split_rst(text)
-    return split_plain(text)
+        return _render_rst(lines).lines
+    return lines
 
 
-def split_markdown(text: str) -> list[Section]:
+def _render_rst(lines: list[str]) -> markup.RstMarkup:
+    rendered = markup.render_rst(lines)
+    for k in range(rst.header_end(lines)):  # header fields are metadata, not a passage
+        rendered.lines[k] = ""
+    return rendered
+
+
+def split_markdown(text: str, includes: list[tuple[int, str]] | None = None) -> list[Section]:
     """Passages of a Markdown file: ATX and setext headings, front matter dropped (its `title:`
-    heads the path), anchors as GitLab generates them (duplicates numbered -1, -2, ...)."""
+    heads the path), anchors as GitLab generates them (duplicates numbered -1, -2, ...) unless a
+    heading sets its own (`{#id}`), HTML comments and Hugo shortcodes rendered (`markup`), and a
+    table cut across passages repeating its header row."""
     lines = _bounded_lines(text)
     # markdown-it treats a lone "\r" as a line break; a space keeps its line map aligned with ours.
     src = "\n".join(lines[:MAX_PARSED_LINES]).replace("\r", " ")
@@ -91,30 +192,87 @@ def split_markdown(text: str) -> list[Section]:
         return split_plain(text)
     tail = _paragraph_starts(lines, MAX_PARSED_LINES, len(lines))
     seen: dict[str, int] = {}
-
-    def anchor(heading: str) -> str | None:
-        slug = slugify(heading)
+    anchors: list[str | None] = []
+    for start, _end, _level, heading in found.headings:
+        explicit = found.anchors.get(start)
+        slug = explicit or slugify(heading)
         if not slug:
-            return None
+            anchors.append(None)
+            continue
         count = seen.get(slug, 0)
         seen[slug] = count + 1
-        return f"{slug}-{count}" if count else slug
-
+        anchors.append(f"{slug}-{count}" if count and not explicit else slug)
+    rendered = markup.render_markdown(lines, found.code)
+    for start, end, argument in found.includes:  # the directive shows the included file
+        rendered[start:end] = [""] * (end - start)
+        if includes is not None:
+            includes.append((start, argument))
     block_starts = found.block_starts + tail
-    return _assemble(lines, found.headings, block_starts, found.first_line, found.title, anchor)
+    first_line = found.first_line
+    if found.description is not None:
+        # A page's front matter summary is what the site shows under its title (and often the
+        # only prose of a reference page): it opens the first passage, at its own line.
+        first_line, rendered[first_line] = found.description
+        for k in range(first_line + 1, found.first_line):
+            rendered[k] = ""
+    return _assemble(
+        rendered,
+        found.headings,
+        block_starts,
+        first_line,
+        found.title,
+        anchors,
+        tables=found.tables,
+    )
 
 
-def split_rst(text: str) -> list[Section]:
-    """Passages of a reStructuredText file, by section titles; anchors as docutils ids."""
+def split_rst(text: str, includes: list[tuple[int, str]] | None = None) -> list[Section]:
+    """Passages of a reStructuredText file, by section titles; anchors as docutils ids (a
+    repeated title gets `id1`, `id2`...); `.. _label:` targets belong to the section or block
+    they label; the title comes from PEP-style header fields or a `:title:` field when present."""
     lines = _bounded_lines(text)
     headings, block_starts = rst.outline(lines)
-    return _assemble(lines, headings, block_starts, 0, None, lambda t: rst.docutils_id(t) or None)
+    rendered = _render_rst(lines)
+    title = rst.document_title(lines)
+    if includes is not None:
+        includes += rendered.includes
+    seen: set[str] = set()
+    numbered = 0
+    anchors: list[str | None] = []
+    for _start, _end, _level, heading in headings:
+        slug = rst.docutils_id(heading) or None
+        if slug is not None and slug in seen:
+            numbered += 1
+            slug = f"id{numbered}"
+        if slug is not None:
+            seen.add(slug)
+        anchors.append(slug)
+    # A label directly above a title (blank lines and other labels between) names that section:
+    # the section starts at the label, so the label never trails the section before it.
+    starts = {start: index for index, (start, *_rest) in enumerate(headings)}
+    moved: list[tuple[int, int, int, str]] = list(headings)
+    extra: list[tuple[int, str]] = []
+    label_lines = {line for line, _ in rendered.labels}
+    for line, label in rendered.labels:
+        k = line + 1
+        while k < len(lines) and (k in label_lines or not lines[k].strip()):
+            k += 1
+        target = starts.get(k)
+        ident = rst.docutils_id(label) or label.lower()
+        if target is None:
+            extra.append((line, ident))
+            continue
+        start, end, level, heading = moved[target]
+        moved[target] = (min(start, line), end, level, heading)
+        extra.append((k, ident))
+    extra += [(line, "term-" + (rst.docutils_id(term) or term)) for line, term in rendered.terms]
+    return _assemble(rendered.lines, moved, block_starts, 0, title, anchors, extra=extra)
 
 
 def split_plain(text: str) -> list[Section]:
     """Passages of a plain-text file: paragraphs grouped up to the bound, heading ""."""
     lines = _bounded_lines(text)
-    return _assemble(lines, [], _paragraph_starts(lines, 0, len(lines)), 0, None, lambda t: None)
+    return _assemble(lines, [], _paragraph_starts(lines, 0, len(lines)), 0, None, [])
 
 
 def slugify(heading: str) -> str:
@@ -211,38 +369,81 @@ def _assemble(
     block_starts: Sequence[int],
     first_line: int,
     title: str | None,
-    anchor_of: Callable[[str], str | None],
+    anchors: Sequence[str | None],
+    *,
+    extra: Sequence[tuple[int, str]] = (),
+    tables: Sequence[tuple[int, int]] = (),
 ) -> list[Section]:
     """Sections from an outline: one region per heading (and one before the first), each cut
     into pieces that fit the bound. `headings` are (start, end, level, text), 0-based, end
-    exclusive, in order; `block_starts` are the lines where cutting is gentlest."""
+    exclusive, in order, and `anchors` their ids; `block_starts` are the lines where cutting is
+    gentlest; `extra` are (line, id) anchors of the section holding that line; a piece that
+    starts inside a table repeats the table's header row (the lines before its delimiter row)."""
     prefix = _prefix(lines)
     boundaries = sorted(set(block_starts))
-    ordered: list[tuple[int, int, int, str]] = []
-    for heading in headings:  # defensive: a malformed outline must not make lines overlap
+    ordered: list[tuple[int, int, int, str, str | None]] = []
+    for heading, anchor in zip(headings, anchors, strict=False):
+        # defensive: a malformed outline must not make lines overlap
         if heading[0] >= (ordered[-1][1] if ordered else first_line) and heading[1] > heading[0]:
-            ordered.append(heading)
+            ordered.append((*heading, anchor))
     stack: list[tuple[int, str]] = [(0, _clip(title))] if title else []
     # (body start, body end, heading line or None, heading path, anchor), 0-based
     regions: list[tuple[int, int, int | None, str, str | None]] = [
         (first_line, ordered[0][0] if ordered else len(lines), None, _path(stack), None)
     ]
-    for index, (start, end, level, text) in enumerate(ordered):
+    for index, (start, end, level, text, anchor) in enumerate(ordered):
         text = _clip(text)
         while stack and stack[-1][0] >= level:
             stack.pop()
         if not (stack == [(0, text)] and level == 1):  # an h1 repeating the title is the title
             stack.append((level, text))
         body_end = ordered[index + 1][0] if index + 1 < len(ordered) else len(lines)
-        regions.append((end, body_end, start, _path(stack), anchor_of(text)))
+        regions.append((end, body_end, start, _path(stack), anchor))
+    extra_lines = sorted(extra)
 
     sections: list[Section] = []
+    pending: list[str] = []  # ids of headings with no text yet: they land on the next passage
     for body_start, body_end, heading_line, path, anchor in regions:
-        pieces = _cover(lines, prefix, boundaries, body_start, body_end, MAX_PASSAGE_CHARS)
+        region_start = body_start if heading_line is None else heading_line
+        here = [(line, i) for line, i in extra_lines if region_start <= line < body_end]
+        header = _table_header(lines, tables, body_start, body_end)
+        limit = MAX_PASSAGE_CHARS - len(header) - 1 if header else MAX_PASSAGE_CHARS
+        pieces = _cover(lines, prefix, boundaries, body_start, body_end, limit)
+        if not pieces:
+            pending = [*pending, *(i for _, i in here), *([anchor] if anchor else [])]
+            continue
         for number, (first, last, body) in enumerate(pieces):
             line_start = heading_line if number == 0 and heading_line is not None else first
-            sections.append(Section(path, body, line_start + 1, last + 1, anchor))
+            row = _table_row_start(tables, first)
+            if header and row is not None:
+                body = f"{_lines_header(lines, row)}\n{body}"
+            # An id lands on the piece holding its line (a label above a block: the next piece).
+            after = pieces[number - 1][1] if number else -1
+            until = last if number < len(pieces) - 1 else body_end
+            ids = (pending if number == 0 else []) + [i for n, i in here if after < n <= until]
+            pending = []
+            aliases = tuple(dict.fromkeys(ids))
+            sections.append(Section(path, body, line_start + 1, last + 1, anchor, aliases))
     return sections
+
+
+def _table_header(lines: list[str], tables: Sequence[tuple[int, int]], start: int, end: int) -> str:
+    """The longest header row (with its delimiter row) of the tables in [start, end)."""
+    headers = [_lines_header(lines, t) for t, t_end in tables if start <= t < end and t_end > t + 2]
+    header = max(headers, key=len, default="")
+    return header if len(header) <= MAX_TABLE_HEADER_CHARS else ""  # too big to repeat
+
+
+def _lines_header(lines: list[str], table: int) -> str:
+    return "\n".join(lines[table : table + 2])
+
+
+def _table_row_start(tables: Sequence[tuple[int, int]], line: int) -> int | None:
+    """The start of the table whose body rows (past header and delimiter) hold `line`."""
+    for start, end in tables:
+        if start + 2 <= line < end:
+            return start
+    return None
 
 
 def _clip(text: str | None) -> str:
@@ -334,4 +535,9 @@ def _units(lines: list[str], cuts: list[int]) -> list[tuple[int, int]]:
 
 
 def _piece(lines: list[str], start: int, end: int) -> tuple[int, int, str]:
-    return start, end - 1, "\n".join(lines[start:end])
+    return start, end - 1, collapse_blank_lines("\n".join(lines[start:end]))
+
+
+def collapse_blank_lines(text: str) -> str:
+    """Runs of blank lines as one: rendered-away markup leaves blank lines that carry nothing."""
+    return _BLANK_RUN.sub("\n\n", text) if "\n\n" in text else text

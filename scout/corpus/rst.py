@@ -97,3 +97,36 @@ def docutils_id(title: str) -> str:
     """
     folded = unicodedata.normalize("NFKD", title.lower()).encode("ascii", "ignore").decode()
     return _ID_ENDS.sub("", _NON_ID.sub("-", " ".join(folded.split())))
+
+
+_PEP_FIELD = re.compile(r"^([A-Z][\w-]*):(?:\s+(.*))?$")
+_FIELD = re.compile(r"^:([\w -]+):(?:\s+(.*))?$")
+_TITLE_DIRECTIVE = re.compile(r"^\.\.\s+title::\s+(.+)$")
+
+
+def header_end(lines: list[str]) -> int:
+    """The end (exclusive) of a PEP-style RFC 2822 header or a leading field list: the run of
+    `Key: value` / `:key: value` lines (with indented continuations) at the top of the file."""
+    pep = _PEP_FIELD.match(lines[0]) if lines else None
+    if not (pep is not None and pep.group(1) == "PEP" or lines and _FIELD.match(lines[0])):
+        return 0
+    k = 1
+    while k < len(lines) and lines[k].strip():
+        if not (lines[k][0].isspace() or _PEP_FIELD.match(lines[k]) or _FIELD.match(lines[k])):
+            return 0  # a paragraph that happens to start like a field, not a header
+        k += 1
+    return k
+
+
+def document_title(lines: list[str]) -> str | None:
+    """The title a PEP-style header (`PEP: 8` ... `Title: Style Guide`), a leading `:title:`
+    field or a `.. title::` directive gives the document; None when none does."""
+    for k in range(header_end(lines)):
+        field = _PEP_FIELD.match(lines[k]) or _FIELD.match(lines[k])
+        if field is not None and field.group(1).strip().lower() == "title" and field.group(2):
+            return title_text(field.group(2).strip())
+    for line in lines[:200]:
+        directive = _TITLE_DIRECTIVE.match(line)
+        if directive is not None:
+            return title_text(directive.group(1).strip())
+    return None

@@ -13,6 +13,7 @@ from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
 from scout.config import CorpusConfig
+from scout.corpus.languages import left_out
 from scout.forge.base import FileEntry, Project, in_groups
 
 MAX_FILE_BYTES = 1 << 20  # 1 MiB: larger "docs" are generated dumps, not prose people wrote
@@ -66,6 +67,8 @@ class CorpusRules:
             return Verdict("path_invalid")
         if any(fnmatchcase(path, pattern) for pattern in self.corpus.exclude_paths):
             return Verdict("path_excluded")
+        if left_out(path, self.corpus.languages) is not None:
+            return Verdict("path_translation")
         return OK
 
     def file(self, entry: FileEntry) -> Verdict:

@@ -16,14 +16,18 @@ target, never from an issue.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Literal
 
 from scout.demo.builder import EstateBuilder, Repo
 from scout.errors import UsageError
 
-SOURCES = Path(__file__).parent / "estate"
+# Read through importlib.resources so the estate builds from an installed wheel as from a checkout.
+SOURCES = resources.files("scout.demo").joinpath("estate")
 URL = "https://gitlab.acme.example"
 DOCS_URL = "https://docs.acme.example/handbook/"
 
@@ -94,17 +98,27 @@ def build_demo_estate(root: Path, *, canary: str | None = None, url: str = URL) 
 # --- sources -----------------------------------------------------------------------------------
 
 
-def _tree(project: str, base: Path = SOURCES) -> dict[str, str]:
-    top = base / project
-    return {
-        p.relative_to(top).as_posix(): p.read_text(encoding="utf-8")
-        for p in sorted(top.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts
-    }
+def _tree(project: str, base: Traversable = SOURCES) -> dict[str, str]:
+    top = base
+    for part in project.split("/"):
+        top = top.joinpath(part)
+    return dict(sorted(_files(top, "")))
+
+
+def _files(folder: Traversable, prefix: str) -> Iterator[tuple[str, str]]:
+    for entry in folder.iterdir():
+        if entry.name == "__pycache__":
+            continue
+        if entry.is_dir():
+            yield from _files(entry, f"{prefix}{entry.name}/")
+        else:
+            yield f"{prefix}{entry.name}", entry.read_text(encoding="utf-8")
 
 
 def _extra(project: str, path: str) -> str:
-    return (SOURCES / "_extra" / project / path).read_text(encoding="utf-8")
+    return SOURCES.joinpath("_extra", *project.split("/"), *path.split("/")).read_text(
+        encoding="utf-8"
+    )
 
 
 def _cut(text: str, piece: str) -> str:
@@ -334,7 +348,7 @@ def _issues(
         text = text.format_map(texts)
         return text if canary is None else f"{text}\n\n{canary}"
 
-    issues = tomllib.loads((SOURCES / "_issues.toml").read_text(encoding="utf-8"))["issue"]
+    issues = tomllib.loads(SOURCES.joinpath("_issues.toml").read_text(encoding="utf-8"))["issue"]
     for item in issues:
         builder.issue(
             item["project"],

@@ -6,8 +6,11 @@ what it shows is what a maintainer would see on a real estate without a model.
 
 from __future__ import annotations
 
+import shlex
 import shutil
+import sys
 from collections import Counter
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +18,22 @@ from scout.config import load_config
 from scout.errors import UsageError
 
 MARKER = ".scout-demo"
-# Scout is installed from its source tree (scripts/setup installs it editable): the demo reads
-# the config it documents from there.
-CONFIG = Path(__file__).parent.parent.parent / "config" / "demo.toml"
+# Package data, not a file of the source tree: `scout demo` must work from an installed wheel.
+# (config/demo.toml in the repository is a link to this file, for readers of the README.)
+CONFIG = resources.files("scout.demo").joinpath("demo.toml")
+EVAL_FILE = "eval.toml"  # package data beside this module: the demo estate's eval questions
+
+
+def invocation() -> str:
+    """How the user's shell can run this Scout: bare ``scout`` only when that finds this one
+    (scripts/setup does not put ``.venv/bin`` on PATH), else its absolute path."""
+    argv0 = Path(sys.argv[0])
+    if argv0.name == "scout" and argv0.exists():
+        found = shutil.which("scout")
+        if found and Path(found).resolve() == argv0.resolve():
+            return "scout"
+        return shlex.quote(str(argv0.absolute()))
+    return f"{shlex.quote(sys.executable)} -m scout"
 
 
 def prepare(directory: Path) -> Path:
@@ -65,6 +81,7 @@ def run_demo(directory: Path) -> dict[str, Any]:
             ).to_json()
             for name, question in demo.questions.items()
         }
+        evaluation = _evaluate(store, provider, config.answer.passages)
         verdicts = store.signposts()
         audit = {
             "accepted": sum(v.status == "accepted" for v in verdicts),
@@ -83,7 +100,18 @@ def run_demo(directory: Path) -> dict[str, Any]:
         "sweep": swept,
         "answers": answers,
         "audit": audit,
+        "eval": evaluation.to_json(),
     }
+
+
+def _evaluate(store: Any, provider: Any, passages: int) -> Any:
+    """The demo's own eval file through the answer path, offline (not logged as questions)."""
+    from scout.evaluation.evalfile import load
+    from scout.evaluation.runner import run_eval
+
+    with resources.as_file(resources.files("scout.demo") / EVAL_FILE) as path:
+        questions = load(path)
+    return run_eval(questions, store=store, provider=provider, passages=passages, model=None)
 
 
 def render(result: dict[str, Any]) -> str:
@@ -107,8 +135,17 @@ def render(result: dict[str, Any]) -> str:
         else:
             lines.append(f"  declined: {answer['reason']}")
         lines.append("")
+    from scout.evaluation.render import summary as eval_summary
+
+    lines.append(f"Eval ({EVAL_FILE}, offline provider):")
+    lines += [f"  {line}" for line in eval_summary(result["eval"])]
+    lines.append("")
+    scout = invocation()
     lines.append(
-        f"Audit with: scout --config {result['config']} signposts   "
+        f"Audit with: {scout} --config {shlex.quote(str(result['config']))} signposts   "
         f"(and `signposts --status accepted`, `gaps`)"
     )
+    activate = Path(sys.executable).parent / "activate"
+    if scout != "scout" and activate.exists():
+        lines.append(f"(or `source {activate}` first, then run plain `scout`)")
     return "\n".join(lines)

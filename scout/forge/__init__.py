@@ -28,7 +28,9 @@ def open_forge(config: Config) -> Forge:
                 "export it with a GitLab token that can read the groups"
             )
         if forge.api == "rest":
-            return GitLabForge(forge.url, token, forge.groups)
+            return GitLabForge(
+                forge.url, token, forge.groups, include_archived=config.corpus.include_archived
+            )
         from scout.forge.gitlab_graphql import GitLabGraphQLForge
 
         return GitLabGraphQLForge(

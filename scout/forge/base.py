@@ -56,6 +56,17 @@ class FileDiff:
     new_file: bool = False
     renamed_file: bool = False
     deleted_file: bool = False
+    complete: bool = True  # False: GitLab left ``diff`` out (too_large, collapsed: diff limits)
+
+
+class Diffs(list[FileDiff]):
+    """A diff's files; ``complete`` is False when the forge may have left files out.
+
+    GitLab caps diffs (doc/administration/diff_limits.md: files, lines and bytes per patch); past
+    the caps a compare says ``compare_timeout`` and files go missing from the listing.
+    """
+
+    complete: bool = True
 
 
 @dataclass(frozen=True)
@@ -189,12 +200,17 @@ def permalink(web_url: str, sha: str, path: str, lines: tuple[int, int] | None) 
 
 
 def in_groups(path: str, groups: list[str]) -> bool:
-    """Whether a full project path lies inside one of the groups (subgroups included)."""
-    return any(path.startswith(g.strip("/") + "/") for g in groups)
+    """Whether a full project path lies inside one of the groups (subgroups included).
+
+    GitLab's paths are case-insensitive: a group configured as ``ACME`` holds ``acme/docs``.
+    """
+    folded = path.casefold()
+    return any(folded.startswith(g.strip("/").casefold() + "/") for g in groups)
 
 
 __all__ = [
     "Commit",
+    "Diffs",
     "FileDiff",
     "FileEntry",
     "Forge",

@@ -10,14 +10,20 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
+from typing import IO
 
-from scout.errors import ForgeError
+from scout.errors import CannotCheck, ForgeError
 from scout.forge.base import FileDiff
 
 _ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 GIT_TIMEOUT = 60
+# The GitLab forge reads at most this much of one file (its raw endpoint); the local forge keeps
+# the same limit so both forges give the same verdict on the same estate.
+READ_LIMIT = 32 * 1024 * 1024
+_CHUNK = 1 << 20
 
 
 class GitRepo:
@@ -26,14 +32,19 @@ class GitRepo:
     def __init__(self, directory: Path) -> None:
         self.dir = directory
         self._batch: subprocess.Popen[bytes] | None = None
+        self._errors: IO[bytes] | None = None
+        self._errors_seen = 0
         self._lock = threading.Lock()
+        # Without a ceiling, git walks up from a damaged repository (objects folder gone) into
+        # whatever repository encloses the estate and would answer from that one.
+        self._env = {**_ENV, "GIT_CEILING_DIRECTORIES": str(directory.parent)}
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
         try:
             done = subprocess.run(
                 ["git", "-c", "core.quotepath=off", "-C", str(self.dir), *args],
                 capture_output=True,
-                env=_ENV,
+                env=self._env,
                 timeout=GIT_TIMEOUT,
             )
         except FileNotFoundError as exc:
@@ -42,7 +53,11 @@ class GitRepo:
             raise ForgeError("unreachable", f"git {args[0]} timed out in {self.dir}") from exc
         if check and done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise ForgeError("server error", f"git {args[0]} failed in {self.dir}: {message[:1]}")
+            self.check_readable()  # a repository git cannot open at all is a fault
+            # It opens, yet git fails: an object it cannot read (corrupt, or missing from a
+            # damaged pack), which retrying will not mend.
+            why = message[0] if message else f"exit {done.returncode}"
+            raise CannotCheck(f"git {args[0]} failed in {self.dir.name}: {why}")
         return done
 
     def text(self, *args: str) -> str:
@@ -57,28 +72,100 @@ class GitRepo:
         )
         return done.stdout.decode().strip() or None if done.returncode == 0 else None
 
+    def check_readable(self) -> None:
+        """ForgeError unless git can open this repository (folder, permissions, objects)."""
+        if not self.dir.is_dir():
+            raise ForgeError("server error", f"cannot read the repository at {self.dir}: no folder")
+        done = self.run("rev-parse", "--git-dir", check=False)
+        if done.returncode != 0:
+            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            why = message[-1] if message else f"git exit {done.returncode}"
+            raise ForgeError("server error", f"cannot read the repository at {self.dir}: {why}")
+
     def cat(self, sha: str, path: str) -> bytes | None:
-        """A blob's bytes at ``sha:path`` from one ``cat-file --batch`` process; None if absent."""
+        """A blob's bytes at ``sha:path`` from one ``cat-file --batch`` process; None if absent.
+
+        CannotCheck when the blob is over READ_LIMIT or git cannot read the object (corrupt).
+        """
         if "\n" in path:
             return None
         with self._lock:
             if self._batch is None or self._batch.poll() is not None:
+                # stderr to a file, not a pipe: a long-lived reader must never block on it.
+                if self._errors is None:
+                    self._errors, self._errors_seen = tempfile.TemporaryFile(), 0
                 self._batch = subprocess.Popen(
                     ["git", "-C", str(self.dir), "cat-file", "--batch"],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
-                    env=_ENV,
+                    stderr=self._errors,
+                    env=self._env,
                 )
-            assert self._batch.stdin and self._batch.stdout
-            self._batch.stdin.write(f"{sha}:{path}\n".encode())
-            self._batch.stdin.flush()
-            header = self._batch.stdout.readline().decode().split()
-            if len(header) != 3:
+            batch = self._batch
+            assert batch.stdin and batch.stdout
+            try:
+                batch.stdin.write(f"{sha}:{path}\n".encode())
+                batch.stdin.flush()
+            except BrokenPipeError:
+                pass  # it died: the empty read below reports why
+            line = batch.stdout.readline()
+            if not line:
+                raise self._batch_died(sha, path)
+            header = line.rstrip(b"\n")
+            # "<name> missing" echoes the name asked for, which may hold spaces: judge the
+            # line by its end, and a found object by its last two fields.
+            if header.endswith((b" missing", b" ambiguous")):
+                # git answers "missing" for an object it has but cannot unpack, too: only what
+                # it said on stderr meanwhile tells a corrupt object from an absent one.
+                complaint = self._new_errors()
+                if complaint:
+                    raise CannotCheck(f"git cannot read {path} at {sha[:12]}: {complaint}")
                 return None
-            size = int(header[2])
-            data = self._batch.stdout.read(size)
-            self._batch.stdout.read(1)
-            return data if header[1] == "blob" else None
+            fields = header.rsplit(b" ", 2)
+            if len(fields) != 3 or not fields[2].isdigit():
+                raise self._batch_died(sha, path)
+            kind, size = fields[1], int(fields[2])
+            if size > READ_LIMIT:
+                self._skip(batch, size + 1)
+                raise CannotCheck(f"{path} is over the {READ_LIMIT >> 20} MiB read limit")
+            data = batch.stdout.read(size)
+            batch.stdout.read(1)
+            return data if kind == b"blob" else None
+
+    def _new_errors(self) -> str:
+        """The first line git wrote on the batch reader's stderr since the last call, if any."""
+        if self._errors is None:
+            return ""
+        self._errors.seek(self._errors_seen)
+        text = self._errors.read()
+        self._errors_seen += len(text)
+        lines = text.decode("utf-8", "replace").strip().splitlines()
+        return lines[0] if lines else ""
+
+    @staticmethod
+    def _skip(batch: subprocess.Popen[bytes], size: int) -> None:
+        assert batch.stdout
+        while size > 0:
+            got = batch.stdout.read(min(size, _CHUNK))
+            if not got:
+                return
+            size -= len(got)
+
+    def _batch_died(self, sha: str, path: str) -> ForgeError:
+        """The batch reader stopped mid-answer: git could not read an object it has."""
+        batch, self._batch = self._batch, None
+        why = ""
+        if batch is not None:
+            batch.kill()
+            batch.communicate(timeout=5)
+        if self._errors is not None:
+            self._errors.seek(0)
+            lines = self._errors.read().decode("utf-8", "replace").strip().splitlines()
+            self._errors.close()
+            self._errors = None
+            why = lines[-1] if lines else ""
+        self.check_readable()  # a repository that cannot be opened at all is a fault
+        return CannotCheck(f"git cannot read {path} at {sha[:12]}: {why or 'no answer'}")
 
     def close(self) -> None:
         if self._batch is not None:
@@ -88,6 +175,9 @@ class GitRepo:
             if self._batch.stdout:
                 self._batch.stdout.close()
             self._batch = None
+        if self._errors is not None:
+            self._errors.close()
+            self._errors = None
 
     def diff(self, old: str | None, new: str) -> list[FileDiff]:
         """The diff from ``old`` (None: the empty tree) to ``new``, in GitLab's per-file shape."""

@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from scout.errors import ForgeError, NotFound
+from scout.errors import CannotCheck, ForgeError, NotFound
 from scout.forge.base import (
     Commit,
+    Diffs,
     FileDiff,
     FileEntry,
     Issue,
@@ -28,12 +29,28 @@ from scout.forge.base import (
     permalink,
 )
 from scout.forge.gitlab_archive import BadArchive, Snapshot, parse_archive
-from scout.forge.gitlab_http import MAX_PAGES, TooLarge, Transport, enc
+from scout.forge.gitlab_http import (
+    MAX_PAGES,
+    WAIT_BUDGET,
+    WINDOW,
+    RateLimiter,
+    TooLarge,
+    Transport,
+    enc,
+)
+from scout.timefmt import from_forge
 
 ARCHIVE_LIMIT = 200 * 1024 * 1024  # bytes, compressed and unpacked alike; beyond: file by file
 FILE_LIMIT = 32 * 1024 * 1024  # bytes of one raw file
 LINE_CACHE_SIZE = 4096
-_REFUSED_ARCHIVE = (403, 404, 406)
+# 429: the archive endpoint has its own limit (5 a minute per project and user on GitLab.com,
+# doc/user/gitlab_com/index.md); waiting it out would stall everything, the tree path does not.
+_REFUSED_ARCHIVE = (403, 404, 406, 429)
+# The lowest caps an administrator may set on a diff (doc/administration/diff_limits.md,
+# doc/api/settings.md diff_max_files and diff_max_lines): a listing that reaches either may have
+# been cut short without saying so (commit and MR diffs have no compare_timeout flag).
+DIFF_FILES_FLOOR = 500
+DIFF_LINES_FLOOR = 4_000
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -42,21 +59,23 @@ def _count_lines(body: bytes) -> int:
     return body.count(b"\n") + (1 if body and not body.endswith(b"\n") else 0)
 
 
-def _stamp(value: Any) -> str | None:
-    """GitLab's ``2026-02-01T10:00:00.000Z`` in the estate's form ``2026-02-01T10:00:00Z`` (UTC;
-    fractions kept only when not zero), so both forges hand the same strings to cursors."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = _moment(value)
-    except ValueError:
-        return value
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
 def _moment(value: str) -> datetime:
     moment = datetime.fromisoformat(value)
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _wire(moment: datetime) -> str:
+    """A time for GitLab's filters, to the microsecond it stores."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _unseen(items: list[Any], seen: set[tuple[Any, str]]) -> Iterator[Issue]:
+    for data in items:
+        issue = _issue(data)
+        key = (data.get("id") if isinstance(data, dict) else None, issue.updated_at)
+        if key not in seen:
+            seen.add(key)
+            yield issue
 
 
 class GitLabForge:
@@ -79,6 +98,9 @@ class GitLabForge:
         backoff: float = 0.5,
         per_page: int = 100,
         archive_limit: int = ARCHIVE_LIMIT,
+        include_archived: bool = False,
+        rate_wait_budget: float = WAIT_BUDGET,
+        rate_window: float = WINDOW,
     ) -> None:
         self.url = url.rstrip("/")
         self.groups = [g.strip("/") for g in groups]
@@ -91,8 +113,11 @@ class GitLabForge:
             backoff=backoff,
             counter=self.requests,
             per_page=per_page,
+            limiter=RateLimiter(rate_wait_budget, rate_window),
         )
         self._archive_limit = archive_limit
+        self._include_archived = include_archived
+        self._refs: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
         self._snapshot_key: tuple[str, str] | None = None
         self._snapshot = Snapshot()
         self._lines: OrderedDict[tuple[str, str, str], int | None] = OrderedDict()
@@ -108,7 +133,14 @@ class GitLabForge:
     def projects(self) -> Iterator[Project]:
         seen: set[Any] = set()
         for group in self.groups:
-            query = {"include_subgroups": "true", "order_by": "id", "sort": "asc"}
+            # with_shared defaults to true: projects of other groups shared into this one are not
+            # inside it (doc/api/groups.md, "List projects of a group").
+            query = {
+                "include_subgroups": "true",
+                "with_shared": "false",
+                "order_by": "id",
+                "sort": "asc",
+            }
             for data in self._http.pages("projects", f"/groups/{enc(group)}/projects", query):
                 project = _project(data)
                 if project.id not in seen:
@@ -184,15 +216,15 @@ class GitLabForge:
             return self._http.raw(
                 "files",
                 f"{_base(project)}/repository/files/{enc(path)}/raw",
-                {"ref": sha},
+                # lfs=true: an LFS file's content, as the archive holds it, not its pointer
+                # (doc/api/repository_files.md, "Get raw file from repository").
+                {"ref": sha, "lfs": "true"},
                 FILE_LIMIT,
             )
         except NotFound:
             return None
         except TooLarge as exc:
-            raise ForgeError(
-                "bad data", f"{path} in {project.path} exceeds {FILE_LIMIT} bytes"
-            ) from exc
+            raise CannotCheck(f"{path} is over the {FILE_LIMIT >> 20} MiB read limit") from exc
 
     def _load(self, project: Project, sha: str) -> Snapshot:
         key = (_key(project), sha)
@@ -216,12 +248,19 @@ class GitLabForge:
             return None  # too big or unreadable: the file-by-file path still works
 
     def _tree(self, project: Project, sha: str) -> Snapshot:
+        """The tree listing; only files that could qualify are read (for their size and content),
+        the others are listed with size 0, which the corpus rules never look at for them."""
+        from scout.corpus.rules import is_documentation
+
         snapshot, held = Snapshot(), 0
         query = {"ref": sha, "recursive": "true", "pagination": "keyset"}
         for data in self._http.pages("tree", f"{_base(project)}/repository/tree", query):
             path, mode, kind = _get(data, "path", str), data.get("mode"), data.get("type")
             if kind == "commit":
                 snapshot.entries[path] = FileEntry(path, 0, "submodule")
+            elif kind == "blob" and not is_documentation(path):
+                symlink = mode == "120000"
+                snapshot.entries[path] = FileEntry(path, 0, "symlink" if symlink else "blob")
             elif kind == "blob":
                 body = self._raw(project, sha, path)
                 if body is None:
@@ -243,35 +282,43 @@ class GitLabForge:
             sha=_get(data, "id", str),
             parents=tuple(_get(data, "parent_ids", list)),
             title=data.get("title") or "",
-            authored_date=_stamp(data.get("authored_date")),
+            authored_date=from_forge(data.get("authored_date")),
         )
 
     def is_ancestor(self, project: Project, ancestor: str, descendant: str) -> bool:
-        # GitLab answers 400 "Could not find ref" for an unknown sha: that is a NotFound.
-        data = self._http.call(
-            "commits",
-            f"{_base(project)}/repository/merge_base",
-            {"refs[]": [ancestor, descendant]},
-            self._http.consume_json,
-            refused=(400,),
-        )
+        # GitLab answers 400 "Could not find ref" for an unknown sha: that is a NotFound; and
+        # 404 "Merge Base not found" for unrelated histories (an orphan branch): not an ancestor
+        # (doc/api/repositories.md, "Merge base").
+        try:
+            data = self._http.call(
+                "commits",
+                f"{_base(project)}/repository/merge_base",
+                {"refs[]": [ancestor, descendant]},
+                self._http.consume_json,
+                refused=(400,),
+            )
+        except NotFound:
+            return False
         if data is None:
             raise NotFound(f"commit {ancestor} or {descendant} in {project.path}")
         base = _get(data, "id", str)
         return base == ancestor if len(ancestor) >= 40 else base.startswith(ancestor)
 
-    def commit_diff(self, project: Project, sha: str) -> list[FileDiff]:
+    def commit_diff(self, project: Project, sha: str) -> Diffs:
         path = f"{_base(project)}/repository/commits/{enc(sha)}/diff"
-        return [_diff(d) for d in self._http.pages("diff", path)]
+        return _diffs(self._http.pages("diff", path))
 
-    def compare(self, project: Project, old: str, new: str) -> list[FileDiff]:
+    def compare(self, project: Project, old: str, new: str) -> Diffs:
         # straight=true: the diff from old to new as ``git diff old new``, not from the merge base.
         data = self._http.json(
             "diff",
             f"{_base(project)}/repository/compare",
             {"from": old, "to": new, "straight": "true"},
         )
-        return [_diff(d) for d in _get(data, "diffs", list)]
+        diffs = _diffs(_get(data, "diffs", list))
+        if data.get("compare_timeout"):
+            diffs.complete = False  # over the diff limits (doc/api/repositories.md, compare)
+        return diffs
 
     def merge_request(self, project: Project, iid: int) -> MergeRequest:
         data = self._http.json("mrs", f"{_base(project)}/merge_requests/{int(iid)}")
@@ -286,9 +333,9 @@ class GitLabForge:
             squash_commit_sha=data.get("squash_commit_sha"),
         )
 
-    def merge_request_diffs(self, project: Project, iid: int) -> list[FileDiff]:
+    def merge_request_diffs(self, project: Project, iid: int) -> Diffs:
         path = f"{_base(project)}/merge_requests/{int(iid)}/diffs"
-        return [_diff(d) for d in self._http.pages("diff", path)]
+        return _diffs(self._http.pages("diff", path))
 
     def resolve_ref_path(self, project: Project, ref_and_path: str) -> RefPath | None:
         parts = ref_and_path.strip("/").split("/")
@@ -301,23 +348,28 @@ class GitLabForge:
             except NotFound:
                 return None
             return RefPath(parts[0], "/".join(parts[1:]), parts[0])
-        # Most links name the default branch: try it first, then the longest candidates.
-        cuts = list(range(len(parts) - 1, 0, -1))
-        if project.default_branch:
-            branch_parts = project.default_branch.split("/")
-            if parts[: len(branch_parts)] == branch_parts and len(branch_parts) < len(parts):
-                cuts.remove(len(branch_parts))
-                cuts.insert(0, len(branch_parts))
-        for cut in cuts:
+        # Split locally against the project's branches and tags, listed once per run: asking
+        # GitLab about every cut cost thousands of requests for one issue of long paths. The
+        # longest name wins, a branch before a tag of the same name, as GitLab's ref extraction.
+        branches, tags = self._ref_names(project)
+        for cut in range(len(parts) - 1, 0, -1):
             ref = "/".join(parts[:cut])
-            for kind in ("branches", "tags"):
-                try:
-                    data = self._http.json("refs", f"{_base(project)}/repository/{kind}/{enc(ref)}")
-                except NotFound:
-                    continue
-                sha = _get(_get(data, "commit", dict), "id", str)
+            sha = branches.get(ref) or tags.get(ref)
+            if sha:
                 return RefPath(ref, "/".join(parts[cut:]), sha)
         return None
+
+    def _ref_names(self, project: Project) -> tuple[dict[str, str], dict[str, str]]:
+        key = _key(project)
+        if key not in self._refs:
+            found: list[dict[str, str]] = []
+            for kind in ("branches", "tags"):
+                names: dict[str, str] = {}
+                for data in self._http.pages("refs", f"{_base(project)}/repository/{kind}"):
+                    names[_get(data, "name", str)] = _get(_get(data, "commit", dict), "id", str)
+                found.append(names)
+            self._refs[key] = (found[0], found[1])
+        return self._refs[key]
 
     # issues
 
@@ -325,43 +377,83 @@ class GitLabForge:
         # Offset pages shift when an issue is edited mid-listing (it moves to the end), so the
         # issue sliding into its place would be skipped, and the sweep's cursor would then pass
         # it for good. Each page therefore restarts from the last updated_at seen (GitLab's
-        # updated_after is inclusive, and so is the protocol: the sweep drops repeats); only a
-        # page that is all one timestamp moves on by page number. Group issues have no keyset.
+        # updated_after is inclusive, and so is the protocol: the sweep drops repeats). A page
+        # that is all one timestamp is paged to its end inside that exact timestamp
+        # (updated_before) before the listing moves past it. Group issues have no keyset.
         path = f"/groups/{enc(group.strip('/'))}/issues"
-        per_page, page, cursor = self._http.per_page, 1, after
-        seen: set[tuple[Any, Any]] = set()
+        per_page, cursor = self._http.per_page, after
+        seen: set[tuple[Any, str]] = set()
         for _ in range(MAX_PAGES):
-            query = {"order_by": "updated_at", "sort": "asc", "scope": "all"}
-            query.update({"per_page": str(per_page), "page": str(page)})
-            if cursor:
-                query["updated_after"] = cursor
-            items = self._http.json("issues", path, query)
-            if not isinstance(items, list):
-                raise ForgeError("bad data", f"GET {path}: a listing that is not a JSON list")
-            for data in items:
-                key = (data.get("id") if isinstance(data, dict) else None, _issue(data).updated_at)
-                if key not in seen:
-                    seen.add(key)
-                    yield _issue(data)
+            items, _total = self._issue_page(path, cursor, None, 1)
+            yield from _unseen(items, seen)
             if len(items) < per_page:
                 return
             last = _get(items[-1], "updated_at", str)
-            page = page + 1 if last == cursor else 1
-            cursor = last
-            seen = {k for k in seen if k[1] is not None and k[1] >= (_stamp(last) or "")}
+            if cursor is None or _moment(last) != _moment(cursor):
+                cursor = last
+            else:
+                yield from self._issues_at(path, cursor, seen)
+                # GitLab shows milliseconds; the next millisecond starts after the tie window.
+                cursor = _wire(_moment(cursor) + timedelta(milliseconds=1))
+            seen = {k for k in seen if _moment(k[1]) >= _moment(cursor)}
         raise ForgeError("bad data", f"GET {path}: more than {MAX_PAGES} pages")
+
+    def _issues_at(self, path: str, moment: str, seen: set[tuple[Any, str]]) -> Iterator[Issue]:
+        """Every issue updated within one displayed millisecond, paged to the end.
+
+        An edit only moves issues out of this window (to now), never in; when the window's total
+        changed while it was paged, an issue may have slid back over a page edge: page it again.
+        """
+        start = _moment(moment)
+        end = _wire(start + timedelta(microseconds=999))
+        for _pass in range(10):
+            totals: set[str | None] = set()
+            for page in range(1, MAX_PAGES):
+                items, total = self._issue_page(path, _wire(start), end, page)
+                totals.add(total)
+                yield from _unseen(items, seen)
+                if len(items) < self._http.per_page:
+                    break
+            if len(totals) <= 1:
+                return
+        raise ForgeError("server error", f"GET {path}: issues at {moment} kept changing")
+
+    def _issue_page(
+        self, path: str, after: str | None, before: str | None, page: int
+    ) -> tuple[list[Any], str | None]:
+        query = {"order_by": "updated_at", "sort": "asc", "scope": "all"}
+        query.update({"per_page": str(self._http.per_page), "page": str(page)})
+        if self._include_archived:
+            # non_archived defaults to true: archived projects' issues are hidden otherwise
+            # (doc/api/issues.md, "List group issues").
+            query["non_archived"] = "false"
+        if after:
+            query["updated_after"] = after
+        if before:
+            query["updated_before"] = before
+        got = self._http.call("issues", path, query, self._listing)
+        assert got is not None
+        return got
+
+    def _listing(self, response: Any) -> tuple[list[Any], str | None]:
+        items = self._http.consume_json(response)
+        if not isinstance(items, list):
+            raise ForgeError("bad data", "GET group issues: a listing that is not a JSON list")
+        return items, response.headers.get("x-total")
 
     def issue_notes(self, issue: Issue) -> Iterator[Note]:
         project = issue.project_id if issue.project_id is not None else issue.project
         path = f"/projects/{enc(project)}/issues/{int(issue.iid)}/notes"
-        for data in self._http.pages("notes", path, {"sort": "asc", "order_by": "updated_at"}):
+        # only_comments: GitLab leaves system notes out itself (doc/api/notes.md).
+        query = {"sort": "asc", "order_by": "updated_at", "activity_filter": "only_comments"}
+        for data in self._http.pages("notes", path, query):
             if data.get("system"):
                 continue
             yield Note(
                 id=_get(data, "id", int),
                 body=data.get("body") or "",
                 system=False,
-                updated_at=_stamp(data.get("updated_at")),
+                updated_at=from_forge(data.get("updated_at")),
                 internal=bool(data.get("internal")),
             )
 
@@ -392,20 +484,32 @@ def _project(data: Any) -> Project:
         archived=bool(data.get("archived", False)),
         default_branch=data.get("default_branch") or None,
         web_url=_get(data, "web_url", str),
-        last_activity_at=_stamp(data.get("last_activity_at")),
+        last_activity_at=from_forge(data.get("last_activity_at")),
         id=_get(data, "id", int),
     )
 
 
 def _diff(data: Any) -> FileDiff:
+    text = data.get("diff") or ""
+    # A file over the patch limit comes with an empty diff and too_large or collapsed set
+    # (doc/api/commits.md, doc/api/merge_requests.md "List merge request diffs").
+    cut = bool(data.get("too_large") or data.get("collapsed")) and not text
     return FileDiff(
         old_path=_get(data, "old_path", str),
         new_path=_get(data, "new_path", str),
-        diff=data.get("diff") or "",
+        diff=text,
         new_file=bool(data.get("new_file")),
         renamed_file=bool(data.get("renamed_file")),
         deleted_file=bool(data.get("deleted_file")),
+        complete=not cut,
     )
+
+
+def _diffs(items: Any) -> Diffs:
+    diffs = Diffs(_diff(d) for d in items)
+    lines = sum(d.diff.count("\n") for d in diffs)
+    diffs.complete = len(diffs) < DIFF_FILES_FLOOR and lines < DIFF_LINES_FLOOR
+    return diffs
 
 
 def _issue(data: Any) -> Issue:
@@ -417,7 +521,7 @@ def _issue(data: Any) -> Issue:
         title=data.get("title") or "",
         description=data.get("description") or "",
         state=_get(data, "state", str),
-        updated_at=_stamp(_get(data, "updated_at", str)) or "",
+        updated_at=from_forge(_get(data, "updated_at", str)) or "",
         web_url=_get(data, "web_url", str),
         user_notes_count=int(data.get("user_notes_count") or 0),
         project_id=data.get("project_id"),

@@ -33,8 +33,9 @@ from typing import Any
 
 from scout.errors import ForgeError
 from scout.forge.base import Issue, Note
-from scout.forge.gitlab import GitLabForge, _stamp
-from scout.forge.gitlab_http import MAX_PAGES, retry_after_seconds
+from scout.forge.gitlab import GitLabForge
+from scout.forge.gitlab_http import MAX_PAGES, MAX_THROTTLED, retry_after_seconds
+from scout.timefmt import from_forge
 
 log = logging.getLogger(__name__)
 
@@ -174,6 +175,7 @@ class GraphQLClient:
         backoff: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
         pace: Callable[[], None] = lambda: None,
+        throttle: Callable[[Any], float] | None = None,
     ) -> None:
         http = _httpx()
         self.url = url.rstrip("/")
@@ -183,6 +185,7 @@ class GraphQLClient:
         self.backoff = backoff
         self._sleep = sleep
         self._pace = pace
+        self._throttle = throttle
         self._count_lock = count_lock or threading.Lock()
         self._local = threading.local()
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -221,6 +224,16 @@ class GraphQLClient:
             self._local.client = client
         return client
 
+    def _throttle_wait(self, attempt: int) -> float:
+        """How long to wait after a 429: the shared limiter pauses every request itself (so
+        nothing more here); without one, Retry-After or the backoff."""
+        headers = self._local.headers or {}
+        if self._throttle is not None:
+            self._throttle(headers)
+            return 0.0
+        seconds = retry_after_seconds(headers.get("Retry-After"), time.time())
+        return self.backoff * 2**attempt if seconds is None else seconds
+
     def execute(self, make_query: Callable[[], str], on_timeout: Callable[[], bool]) -> Any:
         """The ``data`` of one query, after bounded retries; ForgeError (or Unsupported) if not.
 
@@ -237,7 +250,7 @@ class GraphQLClient:
         )
 
         httpx = _httpx()
-        attempt = 0
+        attempt = throttled = 0
         where = f"POST {self.url}/api/graphql"
         while True:
             query = make_query()
@@ -294,6 +307,15 @@ class GraphQLClient:
                 status, failure = self._local.status, exc
                 detail = f"answered {status}, not GraphQL"
             wait, reason = self._wait(status, attempt, failure)
+            if reason == "rate limited" and self._throttle is not None:
+                # The shared limiter paused every request (REST's too); its waiting budget, not
+                # the retry count, bounds how long a throttled run goes on.
+                throttled += 1
+                if throttled <= MAX_THROTTLED:
+                    continue
+                raise ForgeError(
+                    reason, f"{where} still answered 429 after {MAX_THROTTLED} waits"
+                ) from failure
             if attempt >= self.max_retries:
                 raise ForgeError(
                     reason, f"{where} {detail}, after {attempt + 1} attempt(s)"
@@ -305,14 +327,13 @@ class GraphQLClient:
     def _wait(self, status: int | None, attempt: int, failure: Exception) -> tuple[float, str]:
         """Seconds to wait before the next attempt, and the reason to give if there is none.
 
-        The REST side's rules (``gitlab_http``): a 429 waits for ``Retry-After`` (bounded),
-        anything else transient backs off exponentially.
+        The REST side's rules (``gitlab_http``): a 429 waits under the shared limiter (or for
+        ``Retry-After``), anything else transient backs off exponentially.
         """
         from gql.transport.exceptions import TransportConnectionFailed, TransportProtocolError
 
         if status == 429:
-            header = (self._local.headers or {}).get("Retry-After")
-            return retry_after_seconds(header, self.backoff * 2**attempt), "rate limited"
+            return self._throttle_wait(attempt), "rate limited"
         if isinstance(failure, TransportConnectionFailed):
             reason = "unreachable"
         elif isinstance(failure, TransportProtocolError) and (status or 0) < 500:
@@ -397,7 +418,7 @@ def _notes(connection: Any) -> tuple[list[Note], str | None]:
                 id=_int_id(_field(node, "id", str)),
                 body=node.get("body") or "",
                 system=False,
-                updated_at=_stamp(node.get("updatedAt")),
+                updated_at=from_forge(node.get("updatedAt")),
                 internal=bool(node.get("internal")),
             )
         )
@@ -413,7 +434,7 @@ def _issue(node: Any, notes_count: int) -> Issue:
         title=node.get("title") or "",
         description=node.get("description") or "",
         state="",
-        updated_at=_stamp(_field(node, "updatedAt", str)) or "",
+        updated_at=from_forge(_field(node, "updatedAt", str)) or "",
         web_url=_field(node, "webUrl", str),
         user_notes_count=notes_count,
         project_id=None,
@@ -436,7 +457,8 @@ class GitLabGraphQLForge(GitLabForge):
         page_size: int = PAGE,
         **options: Any,
     ) -> None:
-        super().__init__(url, token, groups, **options)
+        # The REST forge gets include_archived too: a fallback to REST lists the same issues.
+        super().__init__(url, token, groups, include_archived=include_archived, **options)
         self.api = api
         self.include_archived = include_archived
         self._rest = api == "rest"
@@ -462,14 +484,16 @@ class GitLabGraphQLForge(GitLabForge):
                     max_retries=self._retries[0],
                     backoff=self._retries[1],
                     pace=self._pace,
+                    throttle=self._throttled,
                 )
             return self._client
 
     def _pace(self) -> None:
-        """Wait for a turn under the forge's shared rate limiter, where there is one."""
-        limiter = getattr(self._http, "limiter", None)
-        if limiter is not None:
-            limiter.acquire()
+        """Wait out a pause of the forge's shared rate limiter (REST and GraphQL share it)."""
+        self._http.limiter.before_request()
+
+    def _throttled(self, headers: Any) -> float:
+        return float(self._http.limiter.throttled(headers))
 
     def close(self) -> None:
         if self._client is not None:
@@ -504,11 +528,11 @@ class GitLabGraphQLForge(GitLabForge):
         # their notes is a slow request, and validation waits on requests of its own. A failed
         # fetch surfaces when the sweep reaches that page, after every issue before it.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scout-graphql") as pool:
-            pending = pool.submit(self._issue_page, group, after, None)
+            pending = pool.submit(self._graphql_page, group, after, None)
             for _ in range(MAX_PAGES):
                 nodes, cursor = pending.result()
                 if cursor is not None:
-                    pending = pool.submit(self._issue_page, group, after, cursor)
+                    pending = pool.submit(self._graphql_page, group, after, cursor)
                 for node in nodes:
                     notes, more = _notes(_field(node, "notes", dict))
                     issue = _issue(node, len(notes) + (1 if more else 0))
@@ -519,7 +543,7 @@ class GitLabGraphQLForge(GitLabForge):
                     return
         raise ForgeError("bad data", f"GraphQL issues of {group}: more than {MAX_PAGES} pages")
 
-    def _issue_page(
+    def _graphql_page(
         self, group: str, after: str | None, cursor: str | None
     ) -> tuple[list[Any], str | None]:
         """One page of issue nodes, and the cursor of the next page (None: the last page)."""

@@ -6,10 +6,23 @@ and turns every python-gitlab or requests exception into ``scout.errors.ForgeErr
 ``from exc``. Messages name the method, the API path and the status, never the token or a body.
 
 We run our own retry loop and call python-gitlab with its retries off. Its loop sleeps for
-whatever ``Retry-After`` says without a bound, retries out of our sight (so retries could not be
-counted), treats a refused connection like a dropped one, and cannot retry a body that breaks
-while it is being streamed; ours bounds the wait, counts every attempt, fails fast when nothing
-listens, and retries body reads as well as status codes.
+whatever ``Retry-After`` says without a bound, fails on an HTTP-date ``Retry-After``, retries out
+of our sight (so retries could not be counted), backs off per thread, treats a refused connection
+like a dropped one, and cannot retry a body that breaks while it is being streamed; ours counts
+every attempt, fails fast when nothing listens, and retries body reads as well as status codes.
+
+Rate limits (GitLab's doc/security/rate_limits.md and doc/user/gitlab_com/index.md): one
+``RateLimiter`` per forge is shared by every thread, so a 429 seen by one pauses them all. It
+honours ``Retry-After`` (seconds or an HTTP date), then ``RateLimit-Reset`` (a Unix time), and
+pauses before the window runs out when ``RateLimit-Remaining`` reaches 0. GitLab.com's Projects
+and Groups APIs answer 429 with no header at all; their throttles count requests in fixed windows
+aligned on the epoch (Rack::Attack keys a period by ``now // period``), so a headerless 429 waits
+for the next minute boundary. Waiting is charged once per paused second (not per thread) against
+a run's budget; beyond it the run stops with ``RateLimitBudget`` (exit 5) to be resumed later.
+
+Redirects: GitLab answers 301 for a moved project (since 16.7) and requests follows it, keeping
+``PRIVATE-TOKEN`` everywhere (it strips only ``Authorization``, and only across hosts). Our
+session drops both whenever a redirect changes scheme, host or port.
 """
 
 from __future__ import annotations
@@ -17,24 +30,27 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import math
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Container, Iterator
 from typing import Any, TypeVar
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import gitlab
 import requests
 import urllib3.exceptions
 
-from scout.errors import ForgeError, NotFound
+from scout.errors import CannotCheck, ForgeError, NotFound, RateLimitBudget
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-MAX_RETRY_AFTER = 60.0  # seconds: a longer Retry-After is cut to this
+WAIT_BUDGET = 900.0  # seconds of rate-limit pauses per run, all threads together
+WINDOW = 60.0  # seconds: GitLab's throttle period when a 429 names no wait
+MAX_THROTTLED = 12  # 429s answered to one call before it gives up, whatever the waits
 JSON_LIMIT = 32 * 1024 * 1024  # bytes of one JSON page
 PER_PAGE = 100  # GitLab's maximum page size
 MAX_PAGES = 10_000  # one listing never follows more pages than this
@@ -54,7 +70,7 @@ class _BadData(Exception):
 
 def enc(value: str | int) -> str:
     """One URL path segment: GitLab wants ``acme%2Fconfig`` and ``docs%2Fa.md``."""
-    return quote(str(value), safe="")
+    return str(gitlab.utils.EncodedId(str(value)))
 
 
 def _public_url(url: str) -> str:
@@ -66,19 +82,107 @@ def _public_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
-def retry_after_seconds(value: str | None, fallback: float) -> float:
-    """Seconds to wait for a 429: Retry-After in seconds or as an HTTP date, bounded."""
-    if value:
-        value = value.strip()
+def retry_after_seconds(value: str | None, now: float) -> float | None:
+    """Seconds to wait named by a Retry-After header (seconds or an HTTP date); None without one."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
         try:
-            seconds = float(value)
-        except ValueError:
-            try:
-                seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
-            except (TypeError, ValueError):
-                seconds = fallback
-        return min(max(seconds, 0.0), MAX_RETRY_AFTER)
-    return min(fallback, MAX_RETRY_AFTER)
+            seconds = email.utils.parsedate_to_datetime(value).timestamp() - now
+        except (TypeError, ValueError):
+            return None
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
+
+
+class RateLimiter:
+    """GitLab's rate limits for every thread of one forge: a pause seen by one holds them all."""
+
+    def __init__(
+        self,
+        budget: float = WAIT_BUDGET,
+        window: float = WINDOW,
+        *,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.budget = budget
+        self.window = window
+        self.waited = 0.0  # seconds of pause charged so far (wall clock, not per thread)
+        self.throttles = 0  # 429 answers seen
+        self._clock = clock
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._until = 0.0  # wall-clock time before which no request goes out
+
+    def before_request(self) -> None:
+        """Wait out a pause in force; RateLimitBudget when the run has waited its budget away."""
+        with self._lock:
+            if self.waited > self.budget:
+                raise RateLimitBudget(
+                    f"GitLab kept throttling: waiting would exceed the {self.budget:g} s budget "
+                    f"of this run ({self.throttles} answer(s) 429); run again later to resume"
+                )
+            delay = self._until - self._clock()
+        if delay > 0:
+            self._sleep(delay)
+
+    def throttled(self, headers: Any) -> float:
+        """Record a 429 and pause every thread as it asks; returns the pause in seconds."""
+        now = self._clock()
+        with self._lock:
+            self.throttles += 1
+        seconds = retry_after_seconds(headers.get("Retry-After"), now)
+        if seconds is not None:
+            return self._pause_until(now + seconds, now)
+        reset = _reset_time(headers.get("RateLimit-Reset"))
+        if reset is not None and reset > now:
+            return self._pause_until(reset, now)
+        # No usable header (GitLab.com's Projects and Groups APIs): the window ends on a boundary.
+        return self._pause_until((math.floor(now / self.window) + 1) * self.window, now)
+
+    def observe(self, headers: Any) -> None:
+        """A successful answer that says the window is spent pauses until it resets."""
+        remaining = (headers.get("RateLimit-Remaining") or "").strip()
+        if remaining != "0":
+            return
+        reset = _reset_time(headers.get("RateLimit-Reset"))
+        now = self._clock()
+        if reset is not None and reset > now:
+            self._pause_until(reset, now)
+
+    def _pause_until(self, moment: float, now: float) -> float:
+        with self._lock:
+            start = max(now, self._until)
+            if moment > start:
+                self.waited += moment - start
+                self._until = moment
+            return max(self._until - now, 0.0)
+
+
+def _reset_time(value: str | None) -> float | None:
+    """RateLimit-Reset: GitLab sends a Unix time in seconds."""
+    try:
+        reset = float((value or "").strip())
+    except ValueError:
+        return None
+    return reset if math.isfinite(reset) else None
+
+
+class _Session(requests.Session):
+    """A session that never carries the token across a redirect to another origin."""
+
+    def rebuild_auth(
+        self, prepared_request: requests.PreparedRequest, response: requests.Response
+    ) -> None:
+        super().rebuild_auth(prepared_request, response)
+        old, new = urlsplit(response.request.url or ""), urlsplit(prepared_request.url or "")
+        if (old.scheme, old.netloc) != (new.scheme, new.netloc):
+            # requests strips only Authorization, and keeps it on an http -> https upgrade.
+            for header in ("PRIVATE-TOKEN", "JOB-TOKEN", "Authorization"):
+                prepared_request.headers.pop(header, None)
 
 
 def _refused(exc: BaseException) -> bool:
@@ -132,6 +236,7 @@ class Transport:
         counter: Counter[str],
         per_page: int = PER_PAGE,
         sleep: Callable[[float], None] = time.sleep,
+        limiter: RateLimiter | None = None,
     ) -> None:
         self.url = url.rstrip("/")
         self.public_url = _public_url(self.url)
@@ -141,11 +246,12 @@ class Transport:
         self.per_page = max(1, min(per_page, PER_PAGE))
         self.requests = counter
         self._sleep = sleep
+        self.limiter = limiter or RateLimiter(sleep=sleep)
         # The sweep fetches notes from worker threads: each thread remembers its own last answer,
         # and the request counter is updated under a lock so the figures stay exact.
         self._local = threading.local()
         self._count_lock = threading.Lock()
-        session = requests.Session()
+        session = _Session()
         # python-gitlab's errors drop the headers; the hook keeps Retry-After of the last answer.
         session.hooks["response"].append(self._remember)
         self._gl = gitlab.Gitlab(
@@ -184,9 +290,10 @@ class Transport:
 
         Statuses in ``refused`` return None instead of raising, for callers with a fallback.
         """
-        attempt = 0
+        attempt = throttled = 0
         where = f"{method.upper()} {path.split('?', 1)[0]}"
         while True:
+            self.limiter.before_request()
             with self._count_lock:
                 self.requests[kind] += 1
             self._local.last = None
@@ -201,6 +308,7 @@ class Transport:
                     max_retries=0,
                 )
                 try:
+                    self.limiter.observe(response.headers)
                     return consume(response)
                 finally:
                     response.close()
@@ -208,6 +316,12 @@ class Transport:
                 status = exc.response_code
                 if status is not None and status in refused:
                     return None
+                if status == 429 and throttled < MAX_THROTTLED:
+                    last = self._last
+                    paused = self.limiter.throttled(last.headers if last is not None else {})
+                    log.warning("%s answered 429; every request waits %.1fs", where, paused)
+                    throttled += 1
+                    continue
                 wait, reason = self._judge_status(status, attempt)
                 if wait is not None and attempt < self.max_retries:
                     log.warning(
@@ -256,12 +370,9 @@ class Transport:
 
     def _judge_status(self, status: int | None, attempt: int) -> tuple[float | None, str]:
         """(seconds to wait before a retry or None for no retry, reason if we give up)."""
-        if status == 429:
-            header = self._last.headers.get("Retry-After") if self._last is not None else None
-            return retry_after_seconds(header, self.backoff * 2**attempt), "rate limited"
         if status is not None and status >= 500:
             return self.backoff * 2**attempt, "server error"
-        return None, "bad data"
+        return None, "rate limited" if status == 429 else "bad data"
 
     def _status_error(self, reason: str, status: int | None, where: str) -> ForgeError:
         if status == 404:
@@ -272,7 +383,9 @@ class Transport:
                 f"{where} answered {status}; check the token (forge.token_env) and its access",
             )
         if status == 429:
-            return ForgeError("rate limited", f"{where} still answered 429 after retries")
+            return ForgeError(
+                "rate limited", f"{where} still answered 429 after {MAX_THROTTLED} waits"
+            )
         if reason == "server error":
             return ForgeError("server error", f"{where} answered {status} after retries")
         return ForgeError("bad data", f"{where} answered {status}")
@@ -310,21 +423,43 @@ class Transport:
             assert got is not None
             items, next_link, next_page = got
             yield from items
-            if next_link and next_link.startswith(self._api + "/"):
+            if next_link:
                 # The next link carries every parameter (keyset listings have no page number).
-                url, params = next_link, None
+                url, params = self._rebase(next_link, path), None
             elif next_page:
                 url, params = path, {**(query or {}), "per_page": self.per_page, "page": next_page}
             else:
                 url = None
         raise ForgeError("bad data", f"GET {path}: more than {MAX_PAGES} pages")
 
+    def _rebase(self, link: str, path: str) -> str:
+        """A Link URL on the configured API base, whatever host GitLab wrote into it.
+
+        GitLab builds Link headers from its external_url, which differs from the configured URL
+        behind a proxy; python-gitlab's ``keep_base_url`` rebases them the same way. We page by
+        hand rather than through its iterator so that every page is counted and retried alone.
+        """
+        parts = urlsplit(link)
+        marker = "/api/v4"
+        at = parts.path.find(marker + "/")
+        if at < 0:
+            raise ForgeError(
+                "bad data", f"GET {path}: cannot follow the next page link {_public_url(link)}"
+            )
+        rest = parts.path[at + len(marker) :]
+        return f"{self._api}{rest}" + (f"?{parts.query}" if parts.query else "")
+
     def _deadline(self, limit: int) -> float:
         # A body may take the connection timeout per MiB (at least 30 timeouts) before we give up.
         return time.monotonic() + self.timeout * max(30.0, limit / (1024 * 1024))
 
     def consume_json(self, response: requests.Response) -> Any:
-        body = read_bounded(response, JSON_LIMIT, self._deadline(JSON_LIMIT))
+        try:
+            body = read_bounded(response, JSON_LIMIT, self._deadline(JSON_LIMIT))
+        except TooLarge as exc:
+            # Not retried: the same question gets the same oversize answer (a huge compare).
+            where = urlsplit(response.url).path.split("/api/v4", 1)[-1]
+            raise CannotCheck(f"GitLab's answer to {where} is over {JSON_LIMIT >> 20} MiB") from exc
         try:
             return json.loads(body)
         except ValueError as exc:

@@ -13,10 +13,10 @@ import logging
 import tomllib
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scout import timefmt
 from scout.errors import ForgeError, NotFound
 from scout.forge.base import (
     Commit,
@@ -93,17 +93,25 @@ class LocalForge:
 
     def _has_branch(self, path: str, branch: str) -> bool:
         try:
-            return self._repo(path).rev(f"refs/heads/{branch}") is not None
+            repo = self._repo(path)
         except NotFound:
             return False
+        if repo.rev(f"refs/heads/{branch}") is not None:
+            return True
+        try:
+            repo.check_readable()
+        except ForgeError:
+            return True  # unreadable is not empty: head() reports the fault
+        return False
 
     def _repo(self, project: Project | str) -> GitRepo:
+        # A project estate.toml lists whose folder is missing or unreadable is a read fault
+        # (GitRepo says so), never a project that is gone: only estate.toml can say that.
         path = project if isinstance(project, str) else project.path
         if path not in self._repos:
-            directory = self.estate / "repos" / path
-            if not directory.is_dir() or ".." in Path(path).parts:
+            if ".." in Path(path).parts:
                 raise NotFound(f"repository of {path}")
-            self._repos[path] = GitRepo(directory)
+            self._repos[path] = GitRepo(self.estate / "repos" / path)
         return self._repos[path]
 
     def close(self) -> None:
@@ -119,12 +127,17 @@ class LocalForge:
             repo = self._repo(project)
         except NotFound:
             return None
-        return repo.rev(f"refs/heads/{project.default_branch}")
+        sha = repo.rev(f"refs/heads/{project.default_branch}")
+        if sha is None:
+            repo.check_readable()
+        return sha
 
     def files(self, project: Project, sha: str) -> list[FileEntry]:
         self.requests["tree"] += 1
-        raw = self._repo(project).run("ls-tree", "-r", "-l", "-z", "--full-tree", sha, check=False)
+        repo = self._repo(project)
+        raw = repo.run("ls-tree", "-r", "-l", "-z", "--full-tree", sha, check=False)
         if raw.returncode != 0:
+            repo.check_readable()
             raise NotFound(f"tree {sha[:12]} of {project.path}")
         entries = []
         for record in raw.stdout.split(b"\0"):
@@ -170,7 +183,7 @@ class LocalForge:
             raise NotFound(f"commit {sha} in {project.path}")
         out = repo.text("show", "-s", "--format=%H%x00%P%x00%s%x00%aI", full).rstrip("\n")
         commit_sha, parents, title, date = out.split("\0")
-        return Commit(commit_sha, tuple(parents.split()), title, utc_timestamp(date))
+        return Commit(commit_sha, tuple(parents.split()), title, timefmt.from_forge(date) or date)
 
     def is_ancestor(self, project: Project, ancestor: str, descendant: str) -> bool:
         self.requests["commits"] += 1
@@ -189,7 +202,12 @@ class LocalForge:
 
     def compare(self, project: Project, old: str, new: str) -> list[FileDiff]:
         self.requests["diff"] += 1
-        return self._repo(project).diff(old, new)
+        repo = self._repo(project)
+        # As GitLab's compare answers 404 for an unknown sha (git diff would fail outright).
+        for sha in (old, new):
+            if not _is_hex(sha) or repo.rev(sha) is None:
+                raise NotFound(f"commit {sha} in {project.path}")
+        return repo.diff(old, new)
 
     def _mr_row(self, project: Project, iid: int) -> dict[str, Any]:
         for row in self._metadata().get("merge_request", []):
@@ -290,7 +308,7 @@ class LocalForge:
         found = []
         for path, target in self._issue_files(group):
             for record in self._read_issues(path, target):
-                if after is None or utc_timestamp(record["updated_at"]) >= utc_timestamp(after):
+                if after is None or _at_or_after(record["updated_at"], after):
                     notes = [n for n in record.get("notes") or [] if not n.get("system")]
                     found.append(
                         Issue(
@@ -299,7 +317,7 @@ class LocalForge:
                             title=str(record.get("title") or ""),
                             description=str(record.get("description") or ""),
                             state=str(record.get("state", "opened")),
-                            updated_at=str(record["updated_at"]),
+                            updated_at=timefmt.from_forge(record["updated_at"]) or "",
                             web_url=str(
                                 record.get("web_url")
                                 or f"{self.url}/{path}/-/issues/{record['iid']}"
@@ -326,23 +344,18 @@ class LocalForge:
                         id=int(note.get("id", 0)),
                         body=str(note.get("body") or ""),
                         system=False,
-                        updated_at=note.get("updated_at"),
+                        updated_at=timefmt.from_forge(note.get("updated_at")),
                         internal=bool(note.get("internal")),
                     )
 
 
-def utc_timestamp(text: str) -> str:
-    """An ISO 8601 time as ``YYYY-MM-DDTHH:MM:SSZ`` in UTC (fractions kept when non-zero), so
-    timestamps from git, estate files and GitLab compare as strings."""
+def _at_or_after(value: object, after: str) -> bool:
+    """GitLab's ``updated_after`` test: inclusive, on instants (estate files may hold any
+    precision; a time that is not one is compared as text)."""
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return timefmt.parse(str(value)) >= timefmt.parse(after)
     except ValueError:
-        return text
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    moment = moment.astimezone(UTC)
-    fraction = f".{moment.microsecond:06d}".rstrip("0") if moment.microsecond else ""
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
+        return str(value) >= after
 
 
 def _is_hex(text: str) -> bool:

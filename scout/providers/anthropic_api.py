@@ -15,7 +15,8 @@ import anthropic
 from pydantic import ValidationError
 
 from scout.errors import ProviderError
-from scout.providers.base import T, Task
+from scout.providers.base import Metered, T, Task, Usage
+from scout.providers.pricing import cost
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 2
@@ -45,6 +46,9 @@ class AnthropicProvider:
         return anthropic.Anthropic(api_key=key, timeout=self.timeout, max_retries=self.max_retries)
 
     def run(self, task: Task[T]) -> T:
+        return self.run_metered(task).output
+
+    def run_metered(self, task: Task[T]) -> Metered[T]:
         with self._client() as client:
             try:
                 message = client.messages.parse(
@@ -84,4 +88,20 @@ class AnthropicProvider:
         parsed = message.parsed_output
         if parsed is None:
             raise ProviderError("the API reply has no structured output")
-        return parsed
+        return Metered(parsed, self._usage(message.usage))
+
+    def _usage(self, usage: anthropic.types.Usage) -> Usage:
+        """Tokens as the API reports them, priced from the table (the API reports no cost)."""
+        written = usage.cache_creation_input_tokens or 0
+        read = usage.cache_read_input_tokens or 0
+        return Usage(
+            input_tokens=usage.input_tokens + written + read,
+            output_tokens=usage.output_tokens,
+            usd=cost(
+                self.model,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cache_write_tokens=written,
+                cache_read_tokens=read,
+            ),
+        )

@@ -8,8 +8,9 @@ share it. The main rule: every failure, whatever its cause, leaves a provider as
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -47,3 +48,53 @@ class Provider(Protocol):
     name: str
 
     def run(self, task: Task[T]) -> T: ...
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What one provider call cost, as the provider reported it (``usd`` None: no price known)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    usd: float | None = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        usd = None if self.usd is None or other.usd is None else self.usd + other.usd
+        return Usage(
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens, usd
+        )
+
+
+@dataclass(frozen=True)
+class Metered(Generic[T]):
+    """A provider's output with what producing it cost."""
+
+    output: T
+    usage: Usage
+
+
+def run_metered(provider: Provider, task: Task[T]) -> Metered[T]:
+    """Run ``task`` and return its output with its usage.
+
+    Providers that report usage define ``run_metered``; any other provider (a third-party one, a
+    test's) is run plainly and reported as costing nothing known.
+    """
+    metered = getattr(provider, "run_metered", None)
+    if metered is not None:
+        return cast(Metered[T], metered(task))
+    return Metered(provider.run(task), Usage(usd=None))
+
+
+# Names of environment variables holding secrets that no child process may inherit (the forge
+# token): registered once the config names them, honoured by every provider that starts a process.
+_WITHHELD: set[str] = set()
+
+
+def withhold_from_children(*names: str) -> None:
+    """Keep these environment variables out of every child process a provider starts."""
+    _WITHHELD.update(name for name in names if name)
+
+
+def child_environment() -> dict[str, str]:
+    """The environment for a child process: Scout's own, less every withheld secret."""
+    return {name: value for name, value in os.environ.items() if name not in _WITHHELD}

@@ -15,15 +15,33 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 from typing import Any
 
 from pydantic import ValidationError
 
 from scout.errors import ProviderError
-from scout.providers.base import MAX_REPLY_BYTES, T, Task
+from scout.providers.base import MAX_REPLY_BYTES, Metered, T, Task, Usage, child_environment
 
 DEFAULT_TIMEOUT = 120.0
 BINARY = "claude"
+
+# Every running ``claude`` child, so an interrupted command can kill them: each runs in its own
+# session, so a Ctrl-C at the terminal never reaches it, and a sweep may run several at once.
+_RUNNING: set[subprocess.Popen[bytes]] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def kill_children() -> int:
+    """Kill the process group of every running ``claude`` child; returns how many there were."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for process in running:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return len(running)
 
 
 def command(binary: str, model: str, task: Task[Any]) -> list[str]:
@@ -60,6 +78,9 @@ class ClaudeLocalProvider:
         self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
 
     def run(self, task: Task[T]) -> T:
+        return self.run_metered(task).output
+
+    def run_metered(self, task: Task[T]) -> Metered[T]:
         binary = shutil.which(BINARY)
         if binary is None:
             raise ProviderError(
@@ -67,7 +88,10 @@ class ClaudeLocalProvider:
                 "or set answer.provider = 'anthropic' or 'offline' (or pass --provider)"
             )
         code, stdout, stderr = self._invoke(command(binary, self.model, task), task.user)
-        return parse_reply(code, stdout, stderr, task.output)
+        # An addresses task's question is issue prose: whatever the CLI says back may quote it,
+        # so its own words never reach an error message there (they would be printed and logged).
+        output = parse_reply(code, stdout, stderr, task.output, quote=task.kind != "addresses")
+        return Metered(output, reply_usage(stdout))
 
     def _invoke(self, argv: list[str], stdin: str) -> tuple[int, bytes, bytes]:
         with tempfile.TemporaryDirectory(prefix="scout-claude-") as workdir:
@@ -78,10 +102,13 @@ class ClaudeLocalProvider:
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     cwd=workdir,
+                    env=child_environment(),
                     start_new_session=True,
                 )
             except OSError as exc:
                 raise ProviderError(f"cannot run the claude CLI: {exc}") from exc
+            with _RUNNING_LOCK:
+                _RUNNING.add(process)
             try:
                 stdout, stderr = process.communicate(stdin.encode("utf-8"), timeout=self.timeout)
             except subprocess.TimeoutExpired as exc:
@@ -90,6 +117,13 @@ class ClaudeLocalProvider:
                     f"the claude CLI gave no reply within {self.timeout:g} s "
                     "(is the API reachable? try `claude -p hello`)"
                 ) from exc
+            except BaseException:
+                # KeyboardInterrupt: the child is in its own session and would outlive us
+                _kill_group(process)
+                raise
+            finally:
+                with _RUNNING_LOCK:
+                    _RUNNING.discard(process)
             return process.returncode, stdout, stderr
 
 
@@ -101,8 +135,13 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
     process.communicate()
 
 
-def parse_reply(code: int, stdout: bytes, stderr: bytes, output: type[T]) -> T:
-    """Turn the CLI's exit code and output into the validated model, or raise ProviderError."""
+def parse_reply(
+    code: int, stdout: bytes, stderr: bytes, output: type[T], *, quote: bool = True
+) -> T:
+    """Turn the CLI's exit code and output into the validated model, or raise ProviderError.
+
+    ``quote=False`` leaves the CLI's own text (stderr, ``result``) out of every error message.
+    """
     if len(stdout) > MAX_REPLY_BYTES:
         raise ProviderError(f"the claude CLI replied with more than {MAX_REPLY_BYTES} bytes")
     try:
@@ -111,12 +150,12 @@ def parse_reply(code: int, stdout: bytes, stderr: bytes, output: type[T]) -> T:
         reply = None
     if not isinstance(reply, dict):
         if code != 0:
-            message = _first_line(stderr.decode("utf-8", errors="replace"))
+            message = _first_line(stderr.decode("utf-8", errors="replace")) if quote else "-"
             raise ProviderError(f"the claude CLI exited with status {code}: {message}")
         raise ProviderError("the claude CLI replied with something other than a JSON object")
     if reply.get("is_error") is not False:
         result = reply.get("result")
-        message = _first_line(result) if isinstance(result, str) else "no message"
+        message = _first_line(result) if isinstance(result, str) and quote else "no message"
         raise ProviderError(f"the claude CLI reported an error: {message}")
     if code != 0:
         raise ProviderError(f"the claude CLI exited with status {code}")
@@ -132,6 +171,27 @@ def parse_reply(code: int, stdout: bytes, stderr: bytes, output: type[T]) -> T:
             f"the claude CLI's structured_output does not match the schema: "
             f"{exc.error_count()} error(s), first at {_loc(exc)}"
         ) from exc
+
+
+def reply_usage(stdout: bytes) -> Usage:
+    """The tokens and dollars a reply reports (``usage`` and ``total_cost_usd``); called after
+    :func:`parse_reply` accepted the reply, so only the fields themselves may be missing."""
+    reply = json.loads(stdout.decode("utf-8", errors="replace"))
+    usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+    cost = reply.get("total_cost_usd")
+    return Usage(
+        input_tokens=sum(
+            _count(usage, key)
+            for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        ),
+        output_tokens=_count(usage, "output_tokens"),
+        usd=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
+    )
+
+
+def _count(usage: dict[str, Any], key: str) -> int:
+    value = usage.get(key)
+    return value if isinstance(value, int) and value >= 0 else 0
 
 
 def _loc(exc: ValidationError) -> str:

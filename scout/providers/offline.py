@@ -1,21 +1,27 @@
 """The offline provider: no model, a lexical stand-in so the demo and tests run anywhere.
 
-It is not a model and does not understand anything. For an answer it picks the passage sentences
-sharing the most question terms and cites them; it declines when the passages cover too few of the
-question's terms. For "addresses" it says yes when the passage covers enough of them.
+It is not a model and does not understand anything. For an answer it reads like an extract: from the
+one passage that covers most of the question's content words (in its heading or its prose), the
+sentences sharing the most of them, markup taken out, cited; it declines when no passage covers
+enough of them. For "addresses" it says yes when the passage covers enough of them.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Callable
 from typing import cast
 
 from scout.compose.schema import AddressesOutput, AnswerOutput
 from scout.errors import ProviderError
-from scout.providers.base import PromptPassage, T, Task
+from scout.providers.base import Metered, PromptPassage, T, Task, Usage
 from scout.retrieve import query_terms, stem, words
 
-MIN_COVERAGE = 0.6  # share of the question's terms one passage must contain to answer
+# Share of the question's content words one passage must contain, in its heading or its text,
+# to answer. 0.6 let a page sharing 3 of 5 words answer a question it has nothing to say about;
+# at 0.75 a five-word question needs four, a four-word one three, a two-word one both.
+MIN_COVERAGE = 0.75
 # "Addresses": one target passage must share this share of the question's terms, and at least
 # MIN_SHARED of them. Issue questions are long and chatty, so the share is low; calibrated on the
 # demo estate, where on-topic targets share 16% or more and an off-topic page 8%.
@@ -24,8 +30,43 @@ MIN_SHARED = 3
 MAX_DESCRIPTION_CHARS = 300  # the title plus this much of the description is the question
 MAX_SENTENCES = 3
 MAX_SENTENCE_CHARS = 400
+# Words a question uses to ask rather than to name its topic: they count for neither side.
+ASKING = frozenset(
+    """able any anyone anything also get got just know like make need possible please really
+    still thing things use using want way ways work works yet""".split()
+)
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+\.|#)\s)")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def _cells(row: re.Match[str]) -> str:
+    return "; ".join(cell.strip() for cell in row.group(1).split("|") if cell.strip())
+
+
+# Markup that is not text, in the order it is taken out: generator markup and comments first.
+_MARKUP: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
+    (re.compile(r"<!--.*?-->", re.DOTALL), ""),
+    (re.compile(r"\{\{[<%].*?[%>]\}\}", re.DOTALL), ""),  # Hugo shortcodes
+    (re.compile(r"\{:?\s*#[\w-]+[^}]*\}"), ""),  # heading attributes {#id}
+    (re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),  # images: their alt text
+    (re.compile(r"\[([^\]]+)\]\([^)]*\)"), r"\1"),  # links: their text
+    (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), r"\1"),  # reference links
+    (re.compile(r":[\w:+-]+:`([^`<]*?)\s*<[^`>]*>`"), r"\1"),  # reST roles with a target
+    (re.compile(r":[\w:+-]+:`~?([^`]*)`"), r"\1"),  # reST roles
+    (re.compile(r"`([^`<]+?)\s*<[^`>]+>`_{1,2}"), r"\1"),  # reST links
+    (re.compile(r"^[ \t]*\.\. [\w:-]+::.*$", re.MULTILINE), ""),  # reST directives
+    (re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?)[ \t]*\w+.*$", re.MULTILINE), ""),  # MkDocs admonitions
+    (re.compile(r"^[ \t]*>[ \t]*\[![A-Za-z]+\][ \t]*$", re.MULTILINE), ""),  # GitHub/GLFM alerts
+    (re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>"), ""),  # HTML tags
+    (re.compile(r"(\*\*|__)(.+?)\1"), r"\2"),  # bold
+    (re.compile(r"(?<![\w*])\*(?!\s)([^*]+?)\*(?!\w)"), r"\1"),  # emphasis
+    (re.compile(r"``([^`]+)``"), r"`\1`"),  # reST literals, as Markdown code: a command stays one
+    (re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}.*$", re.MULTILINE), ""),  # table rules
+    (re.compile(r"^[ \t]*>[ \t]?", re.MULTILINE), ""),  # quote markers
+    (re.compile(r"^[ \t]*\|(.*?)\|?[ \t]*$", re.MULTILINE), _cells),  # table rows: cells with ";"
+]
+_SCRIPT_SAMPLE = 400  # characters of a text looked at to tell its script
 
 
 def _stems(text: str) -> set[str]:
@@ -33,41 +74,83 @@ def _stems(text: str) -> set[str]:
 
 
 def _question_stems(question: str) -> dict[str, str]:
-    """Each question term's stem, mapped to the term as asked (for reasons a person can read)."""
+    """Each content term's stem, mapped to the term as asked (for reasons a person can read)."""
     stems: dict[str, str] = {}
-    for term in query_terms(question):
+    terms = query_terms(question)
+    for term in [t for t in terms if t not in ASKING] or terms:
         stems.setdefault(stem(term), term)
     return stems
 
 
+def plain(text: str) -> str:
+    """A passage's prose: code blocks left out, markup taken out, its words kept.
+
+    Inline code keeps its backticks: in an extract they mark a command as one.
+    """
+    prose, fenced = [], False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced and not line.startswith(("    ", "\t")):
+            prose.append(line)
+    out = "\n".join(prose)
+    for pattern, replacement in _MARKUP:
+        out = pattern.sub(replacement, out)
+    return out
+
+
 def sentences(text: str) -> list[str]:
-    """Sentences (and list items) of a passage, whitespace collapsed, Markdown markers trimmed."""
+    """Sentences (and list items) of a passage's prose, whitespace collapsed, markers trimmed."""
     out = []
-    for piece in _SENTENCE_END.split(text):
-        line = " ".join(piece.split()).lstrip("#*->+ ").strip()
-        if len(line) >= 3 and not line.startswith("```"):
+    for piece in _SENTENCE_END.split(plain(text)):
+        line = " ".join(piece.split()).lstrip("#*->+|: ").strip()
+        if len(line) >= 3 and any(ch.isalpha() for ch in line):
             out.append(line[:MAX_SENTENCE_CHARS])
     return out
 
 
+def script(text: str) -> str:
+    """The writing system most of a text's letters are in ("LATIN", "CJK", "CYRILLIC", ...)."""
+    counts: dict[str, int] = {}
+    for ch in text[:_SCRIPT_SAMPLE]:
+        if ch.isalpha():
+            name = unicodedata.name(ch, "")
+            key = "CJK" if name.startswith(("CJK", "HIRAGANA", "KATAKANA")) else name.split(" ")[0]
+            counts[key] = counts.get(key, 0) + 1
+    return max(counts, key=lambda k: counts[k]) if counts else ""
+
+
 def _passage_coverage(wanted: dict[str, str], passage: PromptPassage) -> set[str]:
+    # Code counts here (it is what the passage says), though only prose is quoted.
     return set(wanted) & (_stems(passage.heading) | _stems(passage.text))
 
 
 def compose_answer(question: str, passages: tuple[PromptPassage, ...]) -> AnswerOutput:
-    """Sentences of the one passage that covers most of the question, or a decline.
+    """Sentences of the passage that covers most of the question, or a decline.
 
     Coverage is judged per passage, not across all of them: eight passages that each mention one
     question word together "cover" a question none of them answers, which is exactly the
-    confident-but-wrong answer Scout must never give.
+    confident-but-wrong answer Scout must never give. Among passages covering enough, one in the
+    question's own script wins over a translation; then the most covered, the most covered by
+    its heading, the best ranked.
     """
     wanted = _question_stems(question)
     if not wanted or not passages:
         return AnswerOutput(answer="", cited=[], declined=True, reason="nothing to go on")
+    needed = MIN_COVERAGE * len(wanted)
+    asked_in = script(question)
     coverage = {p.n: _passage_coverage(wanted, p) for p in passages}
-    best = max(passages, key=lambda p: (len(coverage[p.n]), -p.n))
+
+    def preference(p: PromptPassage) -> tuple[bool, bool, int, int, int]:
+        covered = coverage[p.n]
+        in_heading = len(covered & _stems(p.heading))
+        same = script(f"{p.heading} {plain(p.text)}") == asked_in
+        return (len(covered) >= needed, same, len(covered), in_heading, -p.n)
+
+    best = max(passages, key=preference)
     covered = coverage[best.n]
-    if len(covered) < MIN_COVERAGE * len(wanted):
+    if len(covered) < needed:
         missing = [term for s, term in wanted.items() if s not in covered]
         return AnswerOutput(
             answer="",
@@ -75,12 +158,12 @@ def compose_answer(question: str, passages: tuple[PromptPassage, ...]) -> Answer
             declined=True,
             reason=f"no passage covers: {', '.join(missing[:8])}"[:200],
         )
-    heading = _stems(best.heading)
+    heading = _stems(best.heading) & set(wanted)
     scored = []
     for order, sentence in enumerate(sentences(best.text)):
         own = set(wanted) & _stems(sentence)
         if own:
-            scored.append((-len(own | (heading & set(wanted))), order, sentence))
+            scored.append((-len(own | heading), order, sentence))
     if not scored:
         return AnswerOutput(
             answer="", cited=[], declined=True, reason="no sentence shares the question's terms"
@@ -130,3 +213,7 @@ class OfflineProvider:
         if not isinstance(result, task.output):
             raise ProviderError(f"offline provider cannot produce {task.output.__name__}")
         return cast(T, result)
+
+    def run_metered(self, task: Task[T]) -> Metered[T]:
+        # No model, no tokens: an offline answer costs nothing, which is a known cost.
+        return Metered(self.run(task), Usage())

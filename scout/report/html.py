@@ -78,8 +78,9 @@ def _issue(issue: dict[str, Any]) -> str:
 
 
 def _gaps(report: Report) -> str:
+    cost = f'<p id="answering-cost">{_e(report.answering.line())}</p>'
     if not report.gaps:
-        return "<p>No declined questions.</p>"
+        return cost + "<p>No declined questions.</p>"
     rows = [
         [
             _count(f"gap-{n}-count", g["count"]),
@@ -92,7 +93,8 @@ def _gaps(report: Report) -> str:
     ]
     shown = f" (the top {len(rows)} shown)" if report.gaps_total > len(rows) else ""
     return (
-        f"<p>{_count('gaps-total', report.gaps_total)} declined question group(s){_e(shown)}, "
+        cost
+        + f"<p>{_count('gaps-total', report.gaps_total)} declined question group(s){_e(shown)}, "
         "most asked first.</p>"
         + _table(
             ["asked", "question (latest wording)", "why declined", "first", "last"],
@@ -121,27 +123,32 @@ def _audit(report: Report) -> str:
     s = report.summary
     if not s.get("total"):
         return "<p>No signposts yet: run <code>scout sweep</code>.</p>"
-    parts = [_cards(s), "<h3>Rejections by check</h3>"]
+    parts = [_cards(s), "<h3>Rejections and withdrawals by check</h3>"]
+    withdrawn = s.get("withdrawn_check", {})
     parts.append(
         _table(
-            ["check", "rejected"],
-            [[_e(c), _count(f"check-{c}", n)] for c, n in s["check"].items()],
-            numeric=(1,),
+            ["check", "rejected", "withdrawn"],
+            [
+                [_e(c), _count(f"check-{c}", n), _count(f"withdrawn-{c}", withdrawn.get(c, 0))]
+                for c, n in s["check"].items()
+            ],
+            numeric=(1, 2),
         )
     )
     parts.append("<h3>By kind</h3>")
     parts.append(
         _table(
-            ["kind", "accepted", "rejected"],
+            ["kind", "accepted", "rejected", "withdrawn"],
             [
                 [
                     _e(k),
                     _count(f"kind-{k}-accepted", c["accepted"]),
                     _count(f"kind-{k}-rejected", c["rejected"]),
+                    _count(f"kind-{k}-withdrawn", c.get("withdrawn", 0)),
                 ]
                 for k, c in s["kind"].items()
             ],
-            numeric=(1, 2),
+            numeric=(1, 2, 3),
         )
     )
     if s["top_issues"]:
@@ -178,7 +185,7 @@ def _audit(report: Report) -> str:
                 ["reference", "check", "latest reason", "signposts"],
                 [
                     [
-                        f"<code>{_e(t['reference'])}</code>",
+                        f"<code>{_link(t.get('url'), t['reference'])}</code>",
                         _e(t["check"]),
                         _e(t["reason"]),
                         str(int(t["count"])),
@@ -189,18 +196,22 @@ def _audit(report: Report) -> str:
             )
         )
     parts.append(_rejections(report.rejections))
+    if report.withdrawals:
+        parts.append(_rejections(report.withdrawals, "withdrawn"))
     return "".join(parts)
 
 
-def _rejections(groups: list[dict[str, Any]]) -> str:
+def _rejections(groups: list[dict[str, Any]], status: str = "rejected") -> str:
+    title = "Rejections" if status == "rejected" else "Withdrawn (accepted, then failed)"
     if not groups:
-        return "<h3>Rejections</h3><p>None.</p>"
-    parts = ["<h3>Rejections, grouped by check and reason</h3>"]
+        return f"<h3>{title}</h3><p>None.</p>"
+    parts = [f"<h3>{title}, grouped by check and reason</h3>"]
     check = None
     for n, g in enumerate(groups, start=1):
         if g["check"] != check:
             check = g["check"]
             parts.append(f"<h4>{_e(CHECK_TITLES.get(check, check))}</h4>")
+        prefix = "rejection" if status == "rejected" else "withdrawal"
         rows = [
             [
                 str(int(v["id"])),
@@ -213,9 +224,14 @@ def _rejections(groups: list[dict[str, Any]]) -> str:
             ]
             for v in g["verdicts"]
         ]
-        more = f'<p class="muted">and {int(g["more"])} more</p>' if g["more"] else ""
+        more = (
+            f'<p class="muted">and {int(g["more"])} more: '
+            f"<code>{_e(g.get('command', 'scout signposts --limit 0'))}</code> lists them all</p>"
+            if g["more"]
+            else ""
+        )
         parts.append(
-            f"<p><b>{_count(f'rejection-group-{n}', g['count'])}</b> × "
+            f"<p><b>{_count(f'{prefix}-group-{n}', g['count'])}</b> × "
             f"<code>{_e(g['reason'])}</code></p>"
             + _table(
                 ["id", "state", "kind", "reference", "reason", "issue", "checked"],
@@ -229,6 +245,7 @@ def _rejections(groups: list[dict[str, Any]]) -> str:
 
 def _index(report: Report) -> str:
     sweep = report.sweep
+    with_signposts = report.summary.get("all_rejected_issues", {}).get("of", 0)
     rows = [
         [
             _link(p["web_url"], p["path"]),
@@ -267,7 +284,9 @@ def _index(report: Report) -> str:
             numeric=(5, 6),
         )
         + "<h3>Last sweep</h3>"
-        + f"<p>{_count('issues-known', sweep['issues'])} issue(s) known; last read "
+        + f"<p>{_count('issues-known', sweep['issues'])} issue(s) read by the sweep, "
+        + f"{_count('sweep-issues-with-signposts', with_signposts)} of them with signposts "
+        + "(issues of private or excluded projects are read for their cursor only); last read "
         f"{_e(sweep['last_read_at'] or 'never')}; "
         f"last verdict {_e(sweep['last_checked_at'] or 'never')}.</p>"
         + (f"<ul>{cursors}</ul>" if cursors else "<p>No sweep has run yet.</p>")

@@ -6,10 +6,10 @@ the CLI computes it with :mod:`signposts.audit`), so this module only reads the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from scout.gaps import gaps
+from scout.gaps import AnsweringCost, answering_cost, gaps
 from scout.store import Store, now
 
 MAX_GAPS = 50  # the head of the backlog is what a maintainer acts on
@@ -25,10 +25,20 @@ class Report:
     target_links: dict[str, str]  # accepted target key -> a permalink of its first passage
     projects: list[dict[str, Any]]
     sweep: dict[str, Any]  # Store.sweep_state()
+    answering: AnsweringCost  # every logged question: tokens and dollars
+    # signposts.audit.rejections(status="withdrawn")
+    withdrawals: list[dict[str, Any]] = field(default_factory=list)
 
 
-def collect(store: Store, *, summary: dict[str, Any], rejections: list[dict[str, Any]]) -> Report:
-    """Everything the page shows; ``summary`` and ``rejections`` come from signposts.audit."""
+def collect(
+    store: Store,
+    *,
+    summary: dict[str, Any],
+    rejections: list[dict[str, Any]],
+    withdrawals: list[dict[str, Any]] | None = None,
+) -> Report:
+    """Everything the page shows; ``summary``, ``rejections`` and ``withdrawals`` come from
+    signposts.audit."""
     backlog = gaps(store)
     counts = store.passage_counts()
     projects = [
@@ -55,7 +65,9 @@ def collect(store: Store, *, summary: dict[str, Any], rejections: list[dict[str,
         gaps_total=len(backlog),
         summary=summary,
         rejections=rejections,
+        withdrawals=withdrawals or [],
         target_links=links,
         projects=projects,
         sweep=store.sweep_state(),
+        answering=answering_cost(store),
     )

@@ -10,6 +10,14 @@ line per call) and replies like Claude Code 2.1 per ``FAKE_CLAUDE_MODE``:
   hang               sleeps far longer than any test timeout
   nonzero            prints to stderr only, exit 1 (how bad arguments look)
   invalid_json       prints non-JSON on stdout, exit 0
+
+In success mode, ``FAKE_CLAUDE_BY_QUESTION`` (a JSON object) picks the structured output by the
+first of its keys found in the prompt on stdin, so one run can answer each question differently;
+without a matching key, ``FAKE_CLAUDE_OUTPUT`` or the default applies.
+
+``FAKE_CLAUDE_DELAY`` (seconds) slows every reply down, like a model at work; the fake's pid is
+appended to the file named by ``FAKE_CLAUDE_PIDS`` while it runs, so tests can see it die, and
+its start and end times to ``FAKE_CLAUDE_SPANS`` when it ends, so tests can count overlaps.
 """
 
 from __future__ import annotations
@@ -41,6 +49,16 @@ def main() -> int:
     if record:
         with open(record, "a", encoding="utf-8") as f:
             f.write(json.dumps({"argv": argv, "stdin": stdin, "cwd": os.getcwd()}) + "\n")
+    pids = os.environ.get("FAKE_CLAUDE_PIDS")
+    if pids:
+        with open(pids, "a", encoding="utf-8") as f:
+            f.write(f"{os.getpid()}\n")
+    started = time.time()
+    time.sleep(float(os.environ.get("FAKE_CLAUDE_DELAY", "0")))
+    spans = os.environ.get("FAKE_CLAUDE_SPANS")
+    if spans:
+        with open(spans, "a", encoding="utf-8") as f:
+            f.write(f"{started} {time.time()}\n")
     mode = os.environ.get("FAKE_CLAUDE_MODE", "success")
     envelope = {
         "type": "result",
@@ -72,7 +90,11 @@ def main() -> int:
         envelope["structured_output"] = {"answer": 42, "cited": "one"}
         print(json.dumps(envelope))
         return 0
-    if "FAKE_CLAUDE_OUTPUT" in os.environ:
+    by_question = json.loads(os.environ.get("FAKE_CLAUDE_BY_QUESTION", "{}"))
+    chosen = [value for key, value in by_question.items() if key in stdin]
+    if chosen:
+        output = chosen[0]
+    elif "FAKE_CLAUDE_OUTPUT" in os.environ:
         output = json.loads(os.environ["FAKE_CLAUDE_OUTPUT"])
     elif "addresses" in _schema(argv).get("properties", {}):
         output = DEFAULT_ADDRESSES

@@ -1,0 +1,80 @@
+"""``scout eval FILE``: answer an eval file's questions and report how well (see scout/evaluation).
+``scout eval --compare A.json B.json`` sets two runs side by side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from scout.cli.runtime import Runtime, emit, json_option, pass_runtime, progress
+from scout.errors import UsageError
+from scout.providers import REGISTRY, make_provider
+from scout.retrieve import MAX_PASSAGES, MIN_PASSAGES
+
+
+@click.command(name="eval")
+@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--provider",
+    type=click.Choice(list(REGISTRY)),
+    default=None,
+    help="Who composes the answers (default: answer.provider).",
+)
+@click.option(
+    "--model", default=None, help="Model for claude-local and anthropic (default: answer.model)."
+)
+@click.option(
+    "--passages",
+    type=click.IntRange(MIN_PASSAGES, MAX_PASSAGES),
+    default=None,
+    help=f"Passages per question, {MIN_PASSAGES}-{MAX_PASSAGES} (default: answer.passages).",
+)
+@click.option(
+    "--compare",
+    nargs=2,
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="A.json B.json",
+    help="Set two runs' --json outputs side by side instead of running FILE.",
+)
+@json_option
+@pass_runtime
+def evaluate(
+    runtime: Runtime,
+    file: Path | None,
+    provider: str | None,
+    model: str | None,
+    passages: int | None,
+    compare: tuple[Path, Path] | None,
+    as_json: bool,
+) -> None:
+    """Run FILE's questions through the answer path and report correctness, citation precision,
+    recall, the score-floor figure, cost and latency. Eval runs are not logged as questions."""
+    from scout.evaluation import compare as comparing
+    from scout.evaluation import render
+
+    if compare is not None:
+        if file is not None:
+            raise UsageError("give either FILE or --compare A.json B.json, not both")
+        comparison = comparing.compare(*compare)
+        emit(comparison.to_json(), as_json, lambda _: render.render_comparison(comparison))
+        return
+    if file is None:
+        raise UsageError("missing FILE: scout eval FILE, or scout eval --compare A.json B.json")
+    from scout.evaluation.evalfile import load
+    from scout.evaluation.runner import run_eval
+
+    questions = load(file)
+    settings = runtime.config.answer
+    name = provider or settings.provider
+    chosen_model = model or settings.model
+    report = run_eval(
+        questions,
+        store=runtime.store(),
+        provider=make_provider(name, model=chosen_model),
+        passages=passages or settings.passages,
+        model=None if name == "offline" else chosen_model,
+        on_question=lambda n, total: progress(f"eval: question {n} of {total}"),
+    )
+    emit(report.to_json(), as_json, lambda _: render.render(report))

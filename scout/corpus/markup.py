@@ -1,0 +1,297 @@
+"""Generator markup rendered to the text a reader sees, line for line.
+
+Main rule: rendering never adds or removes a line. Every function here takes a document's lines
+and returns as many lines, each the rendered form of the source line at the same index, so a
+passage built from rendered lines still cites the exact source lines it came from. Markup that
+shows no text (HTML comments, Hugo shortcode tags, reST labels, comments and directive options)
+becomes blank; markup that wraps text (Sphinx roles, a shortcode's `title=`) becomes that text.
+Code (Markdown fences and indented blocks, reST literal blocks and code directives) is left as
+written: a shortcode or a role inside an example is the example.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+# Bounded so an unterminated `{{<` cannot make each later opener scan the rest of the document.
+_SHORTCODE = re.compile(r"\{\{([<%])(/\*)?(.{0,2000}?)(\*/)?([>%])\}\}", re.DOTALL)
+_SHORTCODE_TITLE = re.compile(r"""\btitle\s*=\s*(?:"([^"]*)"|'([^']*)'|(\S+))""")
+# CommonMark: an HTML comment runs to the first `-->`, or to the end of the document.
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+
+# Heading attributes (Pandoc, kramdown, Python-Markdown attr_list, Hugo): `{#id}`,
+# `{#id .class}`, `{: #id }`, `{ id="x" }`. Only a brace group holding an id or a class counts,
+# so `Map {a}` keeps its braces.
+_ATTR = r"""(?:[#.][^\s{}]+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s{}]+))"""
+_HEADING_ATTRS = re.compile(rf"\s*\{{:?\s*({_ATTR}(?:\s+{_ATTR})*)\s*\}}\s*$")
+_ATTR_ID = re.compile(r"""(?:^|\s)(?:#([^\s{}.]+)|id=(?:"([^"]*)"|'([^']*)'|([^\s{}]+)))""")
+
+
+def heading_attributes(text: str) -> tuple[str, str | None]:
+    """A Markdown heading's text without its trailing attribute block, and the explicit id the
+    block sets (None when it sets none): "Configure {#configuration}" -> ("Configure",
+    "configuration")."""
+    match = _HEADING_ATTRS.search(text)
+    if match is None:
+        return text, None
+    found = _ATTR_ID.search(match.group(1))
+    anchor = next((g for g in found.groups() if g), None) if found else None
+    return text[: match.start()].rstrip(), anchor
+
+
+def strip_shortcodes(text: str) -> str:
+    """Text with Hugo shortcodes rendered (`{{< tab title="Linux" >}}` -> "Linux", others "")."""
+    return _SHORTCODE.sub(lambda m: _shortcode_text(m).replace("\n", " "), text)
+
+
+def _shortcode_text(match: re.Match[str]) -> str:
+    inner = match.group(3)
+    if match.group(2) and match.group(4):  # `{{</* x */>}}` is Hugo's escape: it shows `{{< x >}}`
+        return "{{" + match.group(1) + inner + match.group(5) + "}}"
+    title = _SHORTCODE_TITLE.search(inner)
+    text = next((g for g in title.groups() if g is not None), "") if title else ""
+    return text + "\n" * inner.count("\n")
+
+
+def _keep_lines(match: re.Match[str]) -> str:
+    return "\n" * match.group(0).count("\n")
+
+
+def render_markdown(lines: list[str], code: Iterable[tuple[int, int]]) -> list[str]:
+    """Markdown lines with HTML comments and Hugo shortcodes rendered; lines in the `code`
+    spans ([start, end), 0-based) are kept as written."""
+    out = list(lines)
+    for start, end in _gaps(len(lines), code):
+        chunk = "\n".join(lines[start:end])
+        if "<!--" not in chunk and "{{" not in chunk:
+            continue
+        chunk = _HTML_COMMENT.sub(_keep_lines, chunk)
+        chunk = _SHORTCODE.sub(_shortcode_text, chunk)
+        rendered = chunk.split("\n")
+        out[start:end] = rendered if len(rendered) == end - start else lines[start:end]
+    return out
+
+
+def _gaps(n: int, spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The [start, end) runs of range(n) outside the given spans."""
+    gaps: list[tuple[int, int]] = []
+    at = 0
+    for start, end in sorted(spans):
+        if start > at:
+            gaps.append((at, start))
+        at = max(at, end)
+    if at < n:
+        gaps.append((at, n))
+    return gaps
+
+
+# ---- reStructuredText --------------------------------------------------------------------------
+
+_EXPLICIT = re.compile(r"^(\s*)\.\.(?:\s+|$)(.*)$")
+_DIRECTIVE = re.compile(r"^([\w:.+-]+)::(?:\s+(.*))?$")
+_LABEL = re.compile(r"^_([^:`]+|`[^`]+`):\s*$")
+_OPTION = re.compile(r"^\s+:[\w.+ -]+:(?:\s.*)?$")
+# :role:`text <target>`, :domain:role:`~a.b.C`, :pep:`8`, MyST {role}`x`.
+_ROLE = re.compile(r"(?::([\w.+-]+(?::[\w.+-]+)?):|\{([\w.+:-]+)\})`([^`\n]+)`")
+_ROLE_TARGET = re.compile(r"^(.*?)\s*<[^<>]+>$", re.DOTALL)
+_NUMBERED_ROLES = {"pep": "PEP", "rfc": "RFC"}
+# What Sphinx prints for its version directives (sphinx/domains/changeset.py).
+_VERSION_TEXT = {
+    "versionadded": "Added in version",
+    "versionchanged": "Changed in version",
+    "deprecated": "Deprecated since version",
+    "versionremoved": "Removed in version",
+}
+
+# Directives whose body is code, shown as written.
+_CODE_DIRECTIVES = {
+    "code",
+    "code-block",
+    "sourcecode",
+    "parsed-literal",
+    "doctest",
+    "testcode",
+    "testoutput",
+    "testsetup",
+    "testcleanup",
+    "prompt",
+    "literalinclude",
+    "highlight",
+    "productionlist",
+    "math",
+    "raw",
+    "graphviz",
+}
+# Directives whose argument is a path, a language or an expression rather than text.
+_MUTE_ARGUMENT = _CODE_DIRECTIVES | {
+    "include",
+    "image",
+    "figure",
+    "toctree",
+    "only",
+    "index",
+    "currentmodule",
+    "module",
+    "default-role",
+    "role",
+    "highlight",
+    "tabularcolumns",
+    "contents",
+    "sectnum",
+    "csv-table",
+    "autosummary",
+}
+# Directives whose whole body is markup or a list of paths: dropped with their options.
+_MUTE_BODY = {"toctree", "only", "index", "tabularcolumns", "autosummary", "raw", "image"}
+
+
+@dataclass
+class RstMarkup:
+    """What rendering a reST document found besides its text."""
+
+    lines: list[str]
+    labels: list[tuple[int, str]] = field(default_factory=list)  # (line, label) for `.. _x:`
+    includes: list[tuple[int, str]] = field(default_factory=list)  # (line, path) of includes
+    terms: list[tuple[int, str]] = field(default_factory=list)  # (line, term) of glossaries
+    code: list[tuple[int, int]] = field(default_factory=list)  # literal spans [start, end)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _block_end(lines: list[str], start: int, indent: int) -> int:
+    """The end (exclusive) of the block of lines after `start` indented deeper than `indent`,
+    blank lines inside it included, blank lines after it not."""
+    last = start + 1
+    for i in range(start + 1, len(lines)):
+        line = lines[i]
+        if not line.strip():
+            continue
+        if _indent(line) <= indent:
+            break
+        last = i + 1
+    return last
+
+
+def render_rst(lines: list[str]) -> RstMarkup:
+    """reST lines with explicit markup rendered: labels, comments, substitution definitions and
+    directive options blank; a directive line shows its argument where that is text; roles
+    become their text; literal blocks and code directives are kept as written."""
+    out = list(lines)
+    found = RstMarkup(out)
+    i, n = 0, len(lines)
+    literal_next = False  # the previous paragraph ended with `::`
+    while i < n:
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        indent = _indent(line)
+        if literal_next:
+            literal_next = False
+            end = _block_end(lines, i - 1, _paragraph_indent(lines, i))
+            if end > i:
+                found.code.append((i, end))
+                i = end
+                continue
+        explicit = _EXPLICIT.match(line)
+        if explicit is None:
+            out[i] = render_roles(line)
+            if line.rstrip().endswith("::"):
+                literal_next = True
+                if line.rstrip() == line[:indent] + "::":  # an expanded `::` alone shows nothing
+                    out[i] = ""
+                else:
+                    out[i] = out[i].rstrip()[:-1]
+            i += 1
+            continue
+        body = explicit.group(2).strip()
+        end = _block_end(lines, i, indent)
+        label = _LABEL.match(body)
+        directive = _DIRECTIVE.match(body)
+        if label is not None:
+            found.labels.append((i, label.group(1).strip("`")))
+            out[i] = ""
+            i += 1
+            continue
+        if directive is None and body.startswith("["):  # a footnote or citation: its text
+            close = body.find("]")
+            out[i] = line[:indent] + render_roles(body[close + 1 :].strip()) if close > 0 else ""
+            i += 1
+            continue
+        if directive is None:  # a comment or a substitution definition, with its block
+            for k in range(i, max(end, i + 1)):
+                out[k] = ""
+            i = max(end, i + 1)
+            continue
+        name = directive.group(1).lower().rsplit(":", 1)[-1]
+        argument = directive.group(2) or ""
+        if name == "include" and argument:
+            found.includes.append((i, argument.strip()))
+        if name in _MUTE_ARGUMENT:
+            out[i] = ""
+        else:
+            shown = f"{_VERSION_TEXT[name]} {argument}" if name in _VERSION_TEXT else argument
+            out[i] = line[:indent] + render_roles(shown).rstrip()
+        k = i + 1
+        while k < n and _OPTION.match(lines[k]) and _indent(lines[k]) > indent:
+            out[k] = ""
+            k += 1
+        if name in _CODE_DIRECTIVES:
+            if k < end:
+                found.code.append((k, end))
+            i = max(end, k)
+            continue
+        if name in _MUTE_BODY:
+            for m in range(k, end):
+                out[m] = ""
+            i = max(end, k)
+            continue
+        if name == "glossary":
+            _glossary(lines, k, end, found)
+        i = k
+    return found
+
+
+def _paragraph_indent(lines: list[str], i: int) -> int:
+    """The indent of the paragraph whose last line precedes line i (skipping blanks)."""
+    k = i - 1
+    while k >= 0 and not lines[k].strip():
+        k -= 1
+    return _indent(lines[k]) if k >= 0 else 0
+
+
+def _glossary(lines: list[str], start: int, end: int, found: RstMarkup) -> None:
+    """Terms of a glossary body: lines at the body's indent (definitions are deeper)."""
+    body = [k for k in range(start, end) if lines[k].strip()]
+    if not body:
+        return
+    indent = min(_indent(lines[k]) for k in body)
+    for k in body:
+        if _indent(lines[k]) == indent:
+            found.terms.append((k, lines[k].strip()))
+
+
+def render_roles(text: str) -> str:
+    """Sphinx and MyST roles as their text: :ref:`Title <label>` -> "Title",
+    :class:`~gitlab.Gitlab` -> "Gitlab", :pep:`8` -> "PEP 8"."""
+    if "`" not in text:
+        return text
+    return _ROLE.sub(_role_text, text)
+
+
+def _role_text(match: re.Match[str]) -> str:
+    role = (match.group(1) or match.group(2) or "").rsplit(":", 1)[-1]
+    content = match.group(3)
+    explicit = _ROLE_TARGET.match(content)
+    if explicit is not None and explicit.group(1):
+        return explicit.group(1)
+    content = content.lstrip("!")
+    if content.startswith("~"):
+        content = content[1:].rsplit(".", 1)[-1]
+    if role in _NUMBERED_ROLES:
+        return f"{_NUMBERED_ROLES[role]} {content}"
+    return content

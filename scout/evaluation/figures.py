@@ -1,0 +1,193 @@
+"""The figures of an eval run, as pure functions of its rows (one row per question).
+
+Rules, as DESIGN.md's ``scout eval`` contract states them: a row is correct when an answerable or
+contradicts question is answered with at least one citation inside an expected source, or a
+covered or unanswerable question is declined. An answer is *precise* when every citation lies
+inside an expected source. Recall@k counts answerable and contradicts questions with an expected
+source among the k passages the provider was given. The floor figure measures the design's
+"no relevance threshold" claim: set a BM25 floor high enough to keep out 90% of the unanswerable
+questions, and report the share of answerable ones it would lose with them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scout.evaluation.evalfile import Band
+from scout.providers.base import Usage
+
+KEEP_OUT = 0.9  # the share of unanswerable questions the floor figure keeps out
+
+
+@dataclass(frozen=True)
+class Cited:
+    """A citation of an answer, as the eval reports it."""
+
+    project: str
+    path: str
+    lines: tuple[int, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"project": self.project, "path": self.path, "lines": list(self.lines)}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One question's outcome. ``best_score`` is the top passage's BM25 score (lower is better,
+    as SQLite's FTS5 reports it), None when nothing matched."""
+
+    question: str
+    band: Band
+    outcome: str  # answered | declined
+    reason: str | None
+    cited: tuple[Cited, ...]
+    cited_expected: tuple[bool, ...]  # per citation: inside an expected source
+    retrieved_expected: bool  # an expected source among the passages given
+    best_score: float | None
+    usage: Usage
+    latency_ms: int
+
+    @property
+    def answered(self) -> bool:
+        return self.outcome == "answered"
+
+    @property
+    def correct(self) -> bool:
+        if self.band.wants_answer:
+            return self.answered and any(self.cited_expected)
+        return not self.answered
+
+    @property
+    def precise(self) -> bool:
+        return self.answered and bool(self.cited_expected) and all(self.cited_expected)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "band": self.band.value,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "correct": self.correct,
+            "cited": [c.to_json() for c in self.cited],
+            "best_score": None if self.best_score is None else round(self.best_score, 4),
+            "retrieved_expected": self.retrieved_expected,
+            "input_tokens": self.usage.input_tokens,
+            "output_tokens": self.usage.output_tokens,
+            "usd": self.usage.usd,
+            "latency_ms": self.latency_ms,
+        }
+
+
+def bands(rows: Sequence[Row]) -> dict[str, dict[str, int]]:
+    """Per band: questions, answered, declined and correct (every band listed, even if empty)."""
+    out: dict[str, dict[str, int]] = {}
+    for band in Band:
+        members = [r for r in rows if r.band is band]
+        answered = sum(r.answered for r in members)
+        out[band.value] = {
+            "n": len(members),
+            "answered": answered,
+            "declined": len(members) - answered,
+            "correct": sum(r.correct for r in members),
+        }
+    return out
+
+
+def citations(rows: Sequence[Row]) -> dict[str, Any]:
+    """Answers, how many of them cite only expected sources, and that share (None: no answers)."""
+    answers = [r for r in rows if r.answered]
+    precise = sum(r.precise for r in answers)
+    return {
+        "answers": len(answers),
+        "precise": precise,
+        "precision": _share(precise, len(answers)),
+    }
+
+
+def recall(rows: Sequence[Row], k: int) -> dict[str, Any]:
+    """Recall@k over the questions the documentation answers (answerable and contradicts)."""
+    wanted = [r for r in rows if r.band.wants_answer]
+    return {"recall_at_k": _share(sum(r.retrieved_expected for r in wanted), len(wanted)), "k": k}
+
+
+def floor_loss(rows: Sequence[Row], kept_out: Band) -> float | None:
+    """The share of answerable questions lost to a score floor that keeps out ``KEEP_OUT`` of the
+    ``kept_out`` band's questions (None when either band is empty).
+
+    Relevance is the negated BM25 score, 0 when nothing matched. The floor is the relevance at or
+    below which ``ceil(KEEP_OUT * n)`` of the kept-out questions lie; an answerable question at or
+    below the floor is lost.
+    """
+    out = sorted(_relevance(r) for r in rows if r.band is kept_out)
+    answerable = [_relevance(r) for r in rows if r.band is Band.ANSWERABLE]
+    if not out or not answerable:
+        return None
+    floor = out[math.ceil(KEEP_OUT * len(out)) - 1]
+    return _share(sum(value <= floor for value in answerable), len(answerable))
+
+
+def _relevance(row: Row) -> float:
+    return 0.0 if row.best_score is None else -row.best_score
+
+
+def cost(rows: Sequence[Row]) -> dict[str, Any]:
+    """Tokens and dollars in total and per question (dollars None if any price is unknown)."""
+    total = sum((r.usage for r in rows), Usage())
+    per = None if total.usd is None or not rows else round(total.usd / len(rows), 6)
+    return {
+        "input_tokens": total.input_tokens,
+        "output_tokens": total.output_tokens,
+        "usd": None if total.usd is None else round(total.usd, 6),
+        "usd_per_question": per,
+    }
+
+
+def percentile(values: Sequence[int], q: float) -> int | None:
+    """The nearest-rank ``q`` percentile (0 < q <= 100) of ``values``; None for none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def latency(rows: Sequence[Row]) -> dict[str, int | None]:
+    values = [r.latency_ms for r in rows]
+    return {"p50": percentile(values, 50), "p95": percentile(values, 95)}
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    """A whole run: who answered, with how many passages, and one row per question."""
+
+    provider: str
+    model: str | None
+    k: int
+    rows: tuple[Row, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "questions": len(self.rows),
+            "bands": bands(self.rows),
+            "citations": citations(self.rows),
+            "retrieval": recall(self.rows, self.k),
+            "floor": {
+                "answerable_lost_at_floor_keeping_out_90pct_unanswerable": floor_loss(
+                    self.rows, Band.UNANSWERABLE
+                ),
+                "answerable_lost_at_floor_keeping_out_90pct_covered": floor_loss(
+                    self.rows, Band.COVERED
+                ),
+            },
+            "cost": cost(self.rows),
+            "latency_ms": latency(self.rows),
+            "rows": [r.to_json() for r in self.rows],
+        }

@@ -1,0 +1,56 @@
+"""Runs an eval file's questions through the real answer path (retrieval, prompt, provider,
+citation check) without logging them: eval questions are not user questions, so they never reach
+the question log or the gap backlog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from scout.answer import compose
+from scout.errors import ProviderError
+from scout.evaluation.evalfile import EvalQuestion
+from scout.evaluation.figures import Cited, EvalReport, Row
+from scout.providers.base import Provider
+from scout.store import Store
+
+
+def run_eval(
+    questions: Sequence[EvalQuestion],
+    *,
+    store: Store,
+    provider: Provider,
+    passages: int,
+    model: str | None,
+    on_question: Callable[[int, int], None] | None = None,
+) -> EvalReport:
+    """One row per question, in file order. A provider failure stops the run (ProviderError
+    naming the question): a figure computed around a failure would mislead."""
+    rows = []
+    for n, item in enumerate(questions, 1):
+        if on_question is not None:
+            on_question(n, len(questions))
+        try:
+            composed = compose(item.question, store=store, provider=provider, passages=passages)
+        except ProviderError as exc:
+            raise ProviderError(f"question {n} of the eval file: {exc}") from exc
+        result = composed.result
+        cited = tuple(Cited(c.project, c.path, c.lines) for c in result.citations)
+        rows.append(
+            Row(
+                question=item.question,
+                band=item.band,
+                outcome=result.outcome,
+                reason=result.reason,
+                cited=cited,
+                cited_expected=tuple(item.expects(c.project, c.path, c.lines) for c in cited),
+                retrieved_expected=any(
+                    item.expects(h.project, h.path, (h.line_start, h.line_end))
+                    for h in composed.hits
+                ),
+                best_score=composed.hits[0].score if composed.hits else None,
+                usage=composed.usage,
+                latency_ms=composed.latency_ms,
+            )
+        )
+    return EvalReport(provider=provider.name, model=model, k=passages, rows=tuple(rows))

@@ -1,0 +1,55 @@
+"""Untrusted text made safe for a terminal: the one helper every human output goes through.
+
+Repository file names, headings, issue references, reasons and model prose are written by
+strangers. A control character (ESC starts an OSC or CSI sequence: retitled windows, hidden
+hyperlinks, cursor moves) or a bidi control (U+202E reverses what follows) would let such text
+disguise itself on a maintainer's screen. So every character Python does not call printable (the
+Unicode "Other" categories, bidi and other format characters included, and every separator but the
+space) is taken out. Pure and dependency-free: the CLI, the audit and the gap backlog share it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+DEFAULT_LIMIT = 300
+# Characters a JSON document keeps raw with ``ensure_ascii=False`` that a terminal acts on: C1
+# controls (0x9b is a one-byte CSI) and the format characters (bidi controls, invisible marks).
+_JSON_UNSAFE = re.compile(
+    "[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+    "\U000e0000-\U000e007f]"
+)
+
+
+def printable(text: str, limit: int = DEFAULT_LIMIT) -> str:
+    """One terminal-safe line: non-printable characters become spaces, runs of space collapse."""
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())[:limit]
+
+
+def printable_block(text: str) -> str:
+    """Terminal-safe multi-line text: line breaks, tabs and indentation kept, the rest as above."""
+    lines = text.replace("\r\n", "\n").replace("\u2028", "\n").replace("\u2029", "\n").split("\n")
+    return "\n".join(
+        "".join(c if c.isprintable() or c == "\t" else "" for c in line).rstrip() for line in lines
+    )
+
+
+def json_safe(document: str) -> str:
+    """A JSON text with the characters terminals act on escaped as ``\\uXXXX`` (same value)."""
+    return _JSON_UNSAFE.sub(lambda m: "".join(_escape(c) for c in m.group(0)), document)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+class SafeFormatter(logging.Formatter):
+    """A log formatter for terminals: records carry paths and references from repositories."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable_block(super().format(record))

@@ -1,0 +1,99 @@
+"""``scout search``: the JSON contract, the table, exit codes, and agreement with ``scout ask``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from scout.cli.main import cli
+from tests.fakes.corpus import CRED_URL, SHA, make_store, write_config
+
+BACKUPS_URL = f"https://gitlab.acme.example/acme/ops/-/blob/{SHA}/docs/backups.md#L1-9"
+
+
+@pytest.fixture
+def estate(tmp_path: Path) -> Path:
+    make_store(tmp_path).close()
+    return write_config(tmp_path)
+
+
+def invoke(config: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["--config", str(config), *args])
+
+
+def test_search_json_lists_passages_best_first(estate: Path) -> None:
+    result = invoke(estate, "search", "how do I rotate keys and restore a backup?", "--json")
+    assert (result.exit_code, result.stderr) == (0, "")
+    rows = json.loads(result.stdout)
+    assert [r["rank"] for r in rows] == [1, 2]
+    assert {r["path"] for r in rows} == {"docs/credentials.md", "docs/backups.md"}
+    first = next(r for r in rows if r["path"] == "docs/credentials.md")
+    assert set(first) == {
+        "rank", "score", "project", "path", "heading", "lines", "sha", "url", "source"
+    }  # fmt: skip
+    assert first | {"rank": None, "score": None} == {
+        "rank": None,
+        "score": None,
+        "project": "acme/config",
+        "path": "docs/credentials.md",
+        "heading": "Rotating credentials",
+        "lines": [12, 30],
+        "sha": SHA,
+        "url": CRED_URL,
+        "source": "docs",
+    }
+    # BM25 in FTS5: lower is better, so best first means ascending scores.
+    assert rows[0]["score"] < rows[1]["score"] < 0
+
+
+def test_search_table_names_each_passage_and_its_permalink(estate: Path) -> None:
+    result = invoke(estate, "search", "restore a backup")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("  1  ")
+    assert lines[0].endswith("acme/ops docs/backups.md L1-9  Backups")
+    assert lines[1].strip() == BACKUPS_URL
+
+
+def test_search_nothing_matched_is_an_empty_result(estate: Path) -> None:
+    assert json.loads(invoke(estate, "search", "weather in Lisbon", "--json").stdout) == []
+    assert invoke(estate, "search", "weather in Lisbon").stdout == "nothing matched\n"
+
+
+def test_limit_caps_the_list(estate: Path) -> None:
+    result = invoke(estate, "search", "rotate keys backup deploys", "--limit", "2", "--json")
+    assert [r["rank"] for r in json.loads(result.stdout)] == [1, 2]
+
+
+def test_search_gives_the_passages_ask_gives_the_model(estate: Path) -> None:
+    question = "How do I rotate keys?"
+    searched = json.loads(invoke(estate, "search", question, "--json").stdout)
+    asked = json.loads(invoke(estate, "ask", question, "--json").stdout)
+    assert asked["passages"] == len(searched)
+    assert asked["citations"][0]["url"] == searched[0]["url"]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["search", "x" * 4001], 2, "question is 4001 characters"),
+        (["search", "?!"], 2, "question has no words"),
+        (["search", "keys", "--limit", "0"], 2, "Invalid value for '--limit'"),
+        (["search", "keys", "--limit", "21"], 2, "Invalid value for '--limit'"),
+    ],
+)
+def test_bad_input_is_a_usage_error(estate: Path, args: list[str], code: int, message: str) -> None:
+    result = invoke(estate, *args)
+    assert result.exit_code == code
+    assert result.stdout == ""
+    assert message in result.stderr
+
+
+def test_missing_store_is_a_store_error(tmp_path: Path) -> None:
+    result = invoke(write_config(tmp_path), "search", "keys", "--json")
+    assert (result.exit_code, result.stdout) == (4, "")
+    assert "run `scout index` first" in result.stderr

@@ -1,0 +1,406 @@
+"""Run the way an operator runs it: stopped by systemd, Ctrl-C at a terminal, cron, a new user.
+
+Every process here is the real ``scout`` in a subprocess, stopped by a real signal, with the fake
+``claude`` slowed down so that the signal lands while a sweep or an answer is in progress.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+import pytest
+
+from scout.cli.main import cli
+from scout.demo.builder import EstateBuilder
+from scout.demo.estate import build_demo_estate
+from tests.conftest import Result, render_config
+
+DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
+SCOUT = [sys.executable, "-m", "scout"]
+
+
+def _demo(tmp_path: Path, *, provider: str = "offline", schedule: str | None = None) -> Path:
+    build_demo_estate(tmp_path / "estate")
+    text = DEMO_CONFIG.read_text().replace('provider = "offline"', f'provider = "{provider}"')
+    if schedule is not None:
+        text = text.replace('schedule = "*/30 * * * *"', f'schedule = "{schedule}"')
+    config = tmp_path / "scout.toml"
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
+def _query(db: Path, sql: str) -> list[tuple[object, ...]]:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
+    except sqlite3.Error:
+        return []
+    try:
+        return conn.execute(sql).fetchall()
+    except sqlite3.Error:
+        return []
+    finally:
+        conn.close()
+
+
+def _whole_issues(db: Path) -> int:
+    """Committed issues, after checking each has exactly one verdict per stored reference."""
+    issues = _query(db, "select project, iid, refs from issues")
+    verdicts = dict(
+        ((str(p), int(str(i))), int(str(n)))
+        for p, i, n in _query(
+            db, "select issue_project, issue_iid, count(*) from signposts group by 1, 2"
+        )
+    )
+    for project, iid, refs in issues:
+        assert verdicts.get((str(project), int(str(iid))), 0) == len(json.loads(str(refs)))
+    assert sum(verdicts.values()) == sum(len(json.loads(str(r))) for *_, r in issues)
+    return len(issues)
+
+
+def _wait_for(
+    condition: Callable[[], bool], process: subprocess.Popen[str], seconds: float
+) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"condition not met (exit {process.poll()})")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return status.split(") ", 1)[1][0] != "Z"
+
+
+@pytest.fixture
+def slow_claude(claude_bin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The fake ``claude`` taking 0.4 s a reply; returns the file its pids are written to."""
+    pids = tmp_path / "claude-pids"
+    monkeypatch.setenv("FAKE_CLAUDE_DELAY", "0.4")
+    monkeypatch.setenv("FAKE_CLAUDE_PIDS", str(pids))
+    return pids
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_a_worker_sweep_commits_the_current_issue_and_exits_0(
+    tmp_path: Path, scout: Callable[..., Result], slow_claude: Path, signum: int
+) -> None:
+    config = _demo(tmp_path, provider="claude-local", schedule="1s")
+    db = tmp_path / "scout.db"
+    process = subprocess.Popen(
+        [*SCOUT, "--config", str(config), "worker", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        _wait_for(lambda: _whole_issues(db) >= 1, process, 60)
+        process.send_signal(signum)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 0, err
+    assert json.loads(out) == {"cycles": 1}
+    assert "Traceback" not in err and "Error" not in err, err
+    assert "stopped early by a signal" in err
+    committed = _whole_issues(db)
+    # the sweep was stopped part-way: a later sweep reads the rest, and ends whole
+    swept = scout("sweep", "--json", config=config)
+    assert swept.code == 0, swept.stderr
+    assert swept.json()["issues_read"] >= 1
+    assert _whole_issues(db) > committed
+
+
+def test_ctrl_c_during_a_sweep_exits_130_keeps_whole_issues_and_kills_claude(
+    tmp_path: Path, scout: Callable[..., Result], slow_claude: Path
+) -> None:
+    config = _demo(tmp_path, provider="claude-local")
+    db = tmp_path / "scout.db"
+    assert scout("index", config=config).code == 0
+    process = subprocess.Popen(
+        [*SCOUT, "--config", str(config), "sweep"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        _wait_for(lambda: _whole_issues(db) >= 1 and slow_claude.exists(), process, 60)
+        time.sleep(0.1)  # let the next judgement's claude start
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=15)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    assert out == ""
+    assert err.count("\n") == 1 and "Aborted" not in err and "Traceback" not in err
+    assert err.startswith("scout: interrupted; every issue committed before the interrupt is kept")
+    _whole_issues(db)
+    pids = [int(line) for line in slow_claude.read_text().split()]
+    time.sleep(0.2)
+    assert pids and not [pid for pid in pids if _alive(pid)]
+
+
+def test_ctrl_c_during_ask_exits_130_and_kills_the_claude_child(
+    tmp_path: Path, scout: Callable[..., Result], slow_claude: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = _demo(tmp_path, provider="claude-local")
+    db = tmp_path / "scout.db"
+    assert scout("index", config=config).code == 0
+    monkeypatch.setenv("FAKE_CLAUDE_DELAY", "60")
+    process = subprocess.Popen(
+        [*SCOUT, "--config", str(config), "ask", "How often are deploy keys rotated?"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        _wait_for(slow_claude.exists, process, 30)
+        time.sleep(0.2)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=10)
+    finally:
+        process.kill()
+    assert (process.returncode, out) == (130, "")
+    assert err == "scout: interrupted; nothing was logged: the question is not on the gap backlog\n"
+    (pid,) = (int(line) for line in slow_claude.read_text().split())
+    time.sleep(0.2)
+    assert not _alive(pid)
+    assert _query(db, "select count(*) from questions") == [(0,)]
+
+
+def test_ctrl_c_during_index_exits_130(tmp_path: Path) -> None:
+    # many small projects, so the index has many commit points to be interrupted between
+    builder = EstateBuilder(tmp_path / "estate")
+    for n in range(40):
+        files = {
+            f"docs/page{k}.md": f"## P{n} page {k}\n\nwidget{n}x{k} text.\n" for k in range(20)
+        }
+        builder.project(f"acme/p{n:02d}").commit({"README.md": f"# P{n}\n", **files}, "Docs")
+    builder.write()
+    config = tmp_path / "scout.toml"
+    config.write_text(render_config(tmp_path / "estate"), encoding="utf-8")
+    db = tmp_path / "scout.db"
+    process = subprocess.Popen(
+        [*SCOUT, "--config", str(config), "index"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        _wait_for(lambda: bool(_query(db, "select 1 from projects")), process, 60)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert (process.returncode, out) == (130, ""), err
+    assert err.startswith("scout: interrupted; projects indexed before the interrupt are kept")
+    assert err.count("\n") == 1
+    conn = sqlite3.connect(db)
+    assert conn.execute("pragma integrity_check").fetchone()[0] == "ok"
+    indexed = conn.execute("select count(*) from projects").fetchone()[0]
+    conn.close()
+    assert 1 <= indexed < 40
+
+
+def test_worker_once_text_shows_the_index_and_the_sweep(
+    tmp_path: Path, scout: Callable[..., Result]
+) -> None:
+    config = _demo(tmp_path)
+    result = scout("worker", "--once", config=config)
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("index: indexed 3 project(s), 0 unchanged, 0 removed;")
+    assert [line for line in lines if line.startswith("sweep: read 7 issue(s) and ")]
+
+
+def test_worker_logs_are_readable_and_say_when_the_next_cycle_runs(tmp_path: Path) -> None:
+    config = _demo(tmp_path, schedule="1s")
+    process = subprocess.Popen(
+        [*SCOUT, "--config", str(config), "worker"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    lines: list[str] = []
+    assert process.stderr is not None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and sum("done in" in line for line in lines) < 2:
+        lines.append(process.stderr.readline())
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=30)
+    log = "".join(lines) + err
+    assert process.returncode == 0, log
+    assert out.startswith("worker stopped after ")
+    assert "apscheduler" not in log and "executed successfully" not in log
+    assert "{" not in log  # summaries are sentences, not JSON blobs
+    assert "worker started: schedule '1s'" in log
+    assert log.count("next cycle at ") >= 2
+    assert "cycle 1 done in" in log and "cycle 2 done in" in log
+    assert "sweep: read 7 issue(s)" in log and "index: indexed 3 project(s)" in log
+
+
+def test_a_failed_cycle_is_not_followed_by_a_success_line(tmp_path: Path) -> None:
+    config = _demo(tmp_path, schedule="1s")
+    (tmp_path / "estate").rename(tmp_path / "gone")
+    process = subprocess.Popen(
+        [*SCOUT, "--config", str(config), "worker"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    lines: list[str] = []
+    assert process.stderr is not None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any("cycle 1 failed" in line for line in lines):
+        lines.append(process.stderr.readline())
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=30)
+    log = "".join(lines) + err
+    assert process.returncode == 0, log
+    assert "cycle 1 failed: " in log
+    assert "executed successfully" not in log and "Traceback" not in log
+
+
+# ---------------------------------------------------------------------- getting started
+def _options(group: click.Group, prefix: str = "scout") -> list[tuple[str, click.Parameter]]:
+    found: list[tuple[str, click.Parameter]] = [(prefix, p) for p in group.params]
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            found += _options(command, f"{prefix} {name}")
+        else:
+            found += [(f"{prefix} {name}", p) for p in command.params]
+    return found
+
+
+def test_every_option_has_help() -> None:
+    missing = [
+        f"{where} {param.name}"
+        for where, param in _options(cli)
+        if isinstance(param, click.Option) and not param.help
+    ]
+    assert missing == []
+
+
+@pytest.mark.parametrize("command", [(), ("ask",), ("signposts",), ("signposts", "summary")])
+def test_dash_h_is_help(command: tuple[str, ...], scout: Callable[..., Result]) -> None:
+    short, long = scout(*command, "-h"), scout(*command, "--help")
+    assert (short.code, short.stdout) == (0, long.stdout)
+    assert short.stdout.startswith("Usage: ")
+
+
+def test_config_is_accepted_after_the_subcommand(
+    tmp_path: Path, scout: Callable[..., Result]
+) -> None:
+    config = _demo(tmp_path)
+    before = scout("--config", str(config), "index", "--json")
+    assert before.code == 0, before.stderr
+    after = scout("index", "--json", "--config", str(config))
+    assert after.code == 0, after.stderr
+    assert after.json()["projects_unchanged"] == 3
+    nested = scout("signposts", "summary", "--config", str(config))
+    assert nested.code == 0 and nested.stdout == "no signposts yet: run `scout sweep`\n"
+    missing = scout("gaps", "--config", str(tmp_path / "nope.toml"))
+    assert missing.code == 3 and "nope.toml" in missing.stderr
+
+
+def test_ask_dash_reads_the_question_from_stdin(
+    tmp_path: Path, scout: Callable[..., Result]
+) -> None:
+    config = _demo(tmp_path)
+    assert scout("index", config=config).code == 0
+    question = "How often are deploy keys rotated?"
+    piped = scout("ask", "-", "--json", config=config, input=question + "\n")
+    direct = scout("ask", question, "--json", config=config)
+    assert piped.code == 0, piped.stderr
+    assert piped.json() == direct.json()
+    assert piped.json()["outcome"] == "answered"
+    empty = scout("ask", "-", config=config, input="")
+    assert empty.code == 2 and empty.stdout == ""
+
+
+def test_the_demo_prints_a_command_that_runs_where_scout_is_not_on_path(
+    tmp_path: Path, scout: Callable[..., Result]
+) -> None:
+    env = {"PATH": "/usr/bin:/bin"}
+    demo = scout("demo", "--dir", str(tmp_path / "d"), env=env)
+    assert demo.code == 0, demo.stderr
+    (hint,) = [line for line in demo.stdout.splitlines() if line.startswith("Audit with: ")]
+    command = hint.removeprefix("Audit with: ").split("   ")[0]
+    assert not command.startswith("scout ")
+    done = subprocess.run(command, shell=True, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].split()[:3] == ["id", "state", "kind"]
+
+
+# ---------------------------------------------------------------------- concurrent judgements
+def _verdicts(db: Path) -> list[tuple[object, ...]]:
+    return sorted(
+        _query(
+            db,
+            "select issue_project, issue_iid, reference, status, check_name, reason, target, "
+            "target_sha from signposts",
+        ),
+        key=repr,
+    ) + sorted(_query(db, "select scope, value from cursors"), key=repr)
+
+
+def _most_at_once(spans: Path) -> int:
+    events = []
+    for line in spans.read_text().splitlines():
+        start, end = (float(x) for x in line.split())
+        events += [(start, 1), (end, -1)]
+    running = most = 0
+    for _, step in sorted(events, key=lambda e: (e[0], e[1])):
+        running += step
+        most = max(most, running)
+    return most
+
+
+def test_judgements_run_concurrently_within_the_bound_with_the_same_verdicts(
+    tmp_path: Path, scout: Callable[..., Result], claude_bin: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_DELAY", "0.3")
+    results = {}
+    for concurrency in (1, 3):
+        directory = tmp_path / f"c{concurrency}"
+        directory.mkdir()
+        config = _demo(directory, provider="claude-local")
+        config.write_text(
+            config.read_text().replace("[ingest]", f"[ingest]\nconcurrency = {concurrency}")
+        )
+        spans = directory / "spans"
+        monkeypatch.setenv("FAKE_CLAUDE_SPANS", str(spans))
+        assert scout("index", config=config).code == 0
+        started = time.monotonic()
+        swept = scout("sweep", "--json", config=config)
+        seconds = time.monotonic() - started
+        assert swept.code == 0, swept.stderr
+        calls = len(spans.read_text().splitlines())
+        results[concurrency] = (_verdicts(directory / "scout.db"), _most_at_once(spans), seconds)
+        assert (
+            calls >= 10
+            and calls == swept.json()["accepted"] + swept.json()["rejected"]["addresses"]
+        )
+    (one, one_most, one_seconds), (three, three_most, three_seconds) = results[1], results[3]
+    assert one == three  # same verdicts, same cursor, whatever the concurrency
+    assert one_most == 1
+    assert three_most == 3
+    assert three_seconds < one_seconds * 0.7

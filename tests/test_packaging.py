@@ -1,0 +1,70 @@
+"""What the package needs is declared, and what the tests need is inside the repository."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import tomllib
+from importlib.metadata import packages_distributions
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("scout", "signposts", "ingest")
+
+
+def _imported_modules() -> dict[str, str]:
+    """Top-level module -> the first file importing it, over every module of the three packages."""
+    found: dict[str, str] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "demo/estate" in path.as_posix():
+                continue  # the demo estate's sources are data, never imported
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    found.setdefault(name.split(".")[0], str(path.relative_to(ROOT)))
+    return found
+
+
+def _requirement_name(spec: str) -> str:
+    name = re.split(r"[\s<>=!~;\[]", spec, maxsplit=1)[0]
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_every_third_party_import_is_a_declared_dependency() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = {_requirement_name(spec) for spec in project["dependencies"]}
+    distributions = packages_distributions()
+    undeclared = {}
+    for module, where in _imported_modules().items():
+        if module in sys.stdlib_module_names or module in PACKAGES or module == "__future__":
+            continue
+        names = {_requirement_name(d) for d in distributions.get(module, [module])}
+        if not names & declared:
+            undeclared[module] = where
+    assert undeclared == {}, "imported but not in [project] dependencies"
+
+
+ABSOLUTE = re.compile(r"""["'](/(?:work|home|opt|mnt|srv|usr/share|Users)/[^"']*)["']""")
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "tests").rglob("*.py")
+        if p.name != "test_packaging.py"  # its pattern names the folders it looks for
+    ),
+)
+def test_no_test_names_a_path_outside_the_repository(path: str) -> None:
+    # A fixture read from this machine's disk makes the suite pass here and nowhere else.
+    text = (ROOT / path).read_text(encoding="utf-8")
+    assert ABSOLUTE.findall(text) == []
