@@ -384,10 +384,7 @@ def _extend(served: Served) -> None:
 
 
 def _config(served: Served, name: str, api: str) -> Path:
-    config = served.config(name)
-    text = config.read_text(encoding="utf-8")
-    config.write_text(text.replace('groups = ["acme"]', f'groups = ["acme"]\napi = "{api}"'))
-    return config
+    return served.config(name, api=api)
 
 
 @dataclasses.dataclass
