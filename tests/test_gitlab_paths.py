@@ -47,9 +47,18 @@ def placeholder(estate: Path) -> Path:
 
 
 def config_text(
-    url: str, *, kind: str = "gitlab", estate: Path | None = None, provider: str = "offline"
+    url: str,
+    *,
+    kind: str = "gitlab",
+    estate: Path | None = None,
+    provider: str = "offline",
+    api: str = "rest",
 ) -> str:
-    forge = f'token_env = "{TOKEN_ENV}"' if kind == "gitlab" else f'path = "{estate}"'
+    # forge.api is pinned to REST here: these suites assert REST's requests, path by path;
+    # tests/test_graphql.py runs the same estates through GraphQL and compares the stores.
+    forge = (
+        f'token_env = "{TOKEN_ENV}"\napi = "{api}"' if kind == "gitlab" else f'path = "{estate}"'
+    )
     return f"""[forge]
 kind = "{kind}"
 url = "{url}"

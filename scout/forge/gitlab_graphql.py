@@ -1,7 +1,8 @@
 """The sweep's issue listing over GitLab's GraphQL API: issues with their notes, 100 a request.
 
 Main rule: one request carries a page of issues AND their notes (GitLab's REST API needs one
-more request per issue with notes), so a sweep costs about a tenth of the requests. Transport is
+more request per issue with notes), so the listing costs about a fiftieth of REST's requests,
+and the next page is fetched while the sweep validates this one. Transport is
 python-gitlab's ``gitlab.GraphQL`` (httpx) with its retries off; cursor paging, retries, waits on
 429 and the page size are Scout's, with the REST side's wait rules (``gitlab_http``).
 
@@ -26,6 +27,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +72,8 @@ ISSUES_QUERY = (
 }"""
 )
 
+_WITHOUT_ARCHIVED = ISSUES_QUERY.replace("includeArchived: $archived, ", "")
+
 NOTES_QUERY = (
     """query scoutNotes {
   project(fullPath: $project) {
@@ -84,7 +88,8 @@ NOTES_QUERY = (
 
 
 def render(template: str, **values: str | int | bool | None) -> str:
-    """The query with each ``$name`` replaced by its GraphQL literal (a JSON string is one)."""
+    """The query with each ``$name`` replaced by its GraphQL literal (a JSON string is one);
+    values the template does not use are ignored."""
 
     def literal(value: str | int | bool | None) -> str:
         if value is None:
@@ -253,7 +258,8 @@ class GraphQLClient:
                 raise ForgeError("bad data", f"a GraphQL query of {len(query)} characters")
             self._pace()
             self._local.status, self._local.headers = None, {}
-            wait: float | None = None
+            failure: Exception
+            status: int | None
             try:
                 return self._client().execute(query)
             except gitlab.exceptions.GitlabAuthenticationError as exc:
@@ -263,43 +269,30 @@ class GraphQLClient:
                     "scope",
                 ) from exc
             except gitlab.exceptions.GitlabHttpError as exc:
-                status = exc.response_code
+                status, failure = exc.response_code, exc
                 if status == 404:
                     raise Unsupported(f"{where} answered 404: no GraphQL API there") from exc
                 if status == 403:
                     raise ForgeError(
                         "unauthorized", f"{where} answered 403; the token needs the read_api scope"
                     ) from exc
-                if status == 429:
-                    wait = self._throttle_wait(attempt)
-                    reason = "rate limited"
-                elif status is not None and status >= 500:
-                    wait, reason = self.backoff * 2**attempt, "server error"
-                else:
+                if status != 429 and (status is None or status < 500):
                     raise ForgeError("bad data", f"{where} answered {status}") from exc
+                detail = f"answered {status}"
             except TransportQueryError as exc:
-                errors = exc.errors or []
+                errors, failure = exc.errors or [], exc
                 messages = [str(e.get("message", "")) for e in errors if isinstance(e, dict)]
-                status = self._local.status
+                detail = f"answered errors: {messages[0] if messages else 'no message'}"
                 if _unknown(errors):
                     raise Unsupported(f"GitLab's GraphQL schema: {messages[0]}") from exc
-                if any(_TIMED_OUT in m or _TOO_COMPLEX in m for m in messages):
-                    if on_timeout():
-                        log.warning("%s: %s; retrying with a smaller page", where, messages[0])
-                        continue
-                    wait, reason = self.backoff * 2**attempt, "server error"
-                elif status == 429:
-                    wait = self._throttle_wait(attempt)
-                    reason = "rate limited"
-                else:
-                    # A partial answer (``errors`` beside ``data``) is not trusted: a field that
-                    # failed reads as null, and a missing note would change a verdict.
-                    wait, reason = self.backoff * 2**attempt, "server error"
-                if attempt >= self.max_retries:
-                    first = messages[0] if messages else "no message"
-                    raise ForgeError(reason, f"{where} answered errors: {first}") from exc
+                if any(_TIMED_OUT in m or _TOO_COMPLEX in m for m in messages) and on_timeout():
+                    log.warning("%s: %s; retrying with a smaller page", where, messages[0])
+                    continue
+                # Otherwise a partial answer (``errors`` beside ``data``): not trusted, since a
+                # field that failed reads as null, and a missing note would change a verdict.
+                status = self._local.status
             except TransportConnectionFailed as exc:
-                cause = exc.__cause__
+                cause, failure, status = exc.__cause__, exc, None
                 if isinstance(cause, httpx.ConnectError):
                     raise ForgeError(
                         "unreachable",
@@ -308,31 +301,46 @@ class GraphQLClient:
                 if isinstance(cause, httpx.TimeoutException) and on_timeout():
                     log.warning("%s timed out; retrying with a smaller page", where)
                     continue
-                wait, reason = self.backoff * 2**attempt, "unreachable"
+                detail = type(cause or exc).__name__
             except (TransportProtocolError, TransportServerError) as exc:
-                # Not a GraphQL answer (an HTML error page, a body cut short).
-                status = self._local.status
-                if status == 429:
-                    wait = self._throttle_wait(attempt)
-                    reason = "rate limited"
-                else:
-                    wait, reason = self.backoff * 2**attempt, "bad data"
-                    if status is not None and status >= 500:
-                        reason = "server error"
-                if attempt >= self.max_retries:
-                    raise ForgeError(reason, f"{where} answered {status}: not GraphQL") from exc
+                # Not a GraphQL answer: an HTML error page, a body cut short.
+                status, failure = self._local.status, exc
+                detail = f"answered {status}, not GraphQL"
+            wait, reason = self._wait(status, attempt, failure)
             if reason == "rate limited" and self._throttle is not None:
                 # The shared limiter paused every request (REST's too); its waiting budget, not
                 # the retry count, bounds how long a throttled run goes on.
                 throttled += 1
                 if throttled <= MAX_THROTTLED:
                     continue
-                raise ForgeError(reason, f"{where} still answered 429 after {MAX_THROTTLED} waits")
+                raise ForgeError(
+                    reason, f"{where} still answered 429 after {MAX_THROTTLED} waits"
+                ) from failure
             if attempt >= self.max_retries:
-                raise ForgeError(reason, f"{where}: {reason} after {attempt + 1} attempt(s)")
-            log.warning("%s: %s; retry %d in %.1fs", where, reason, attempt + 1, wait)
+                raise ForgeError(
+                    reason, f"{where} {detail}, after {attempt + 1} attempt(s)"
+                ) from failure
+            log.warning("%s %s; retry %d in %.1fs", where, detail, attempt + 1, wait)
             self._sleep(wait)
             attempt += 1
+
+    def _wait(self, status: int | None, attempt: int, failure: Exception) -> tuple[float, str]:
+        """Seconds to wait before the next attempt, and the reason to give if there is none.
+
+        The REST side's rules (``gitlab_http``): a 429 waits under the shared limiter (or for
+        ``Retry-After``), anything else transient backs off exponentially.
+        """
+        from gql.transport.exceptions import TransportConnectionFailed, TransportProtocolError
+
+        if status == 429:
+            return self._throttle_wait(attempt), "rate limited"
+        if isinstance(failure, TransportConnectionFailed):
+            reason = "unreachable"
+        elif isinstance(failure, TransportProtocolError) and (status or 0) < 500:
+            reason = "bad data"
+        else:
+            reason = "server error"
+        return self.backoff * 2**attempt, reason
 
 
 def _httpx() -> Any:
@@ -449,7 +457,8 @@ class GitLabGraphQLForge(GitLabForge):
         page_size: int = PAGE,
         **options: Any,
     ) -> None:
-        super().__init__(url, token, groups, **options)
+        # The REST forge gets include_archived too: a fallback to REST lists the same issues.
+        super().__init__(url, token, groups, include_archived=include_archived, **options)
         self.api = api
         self.include_archived = include_archived
         self._rest = api == "rest"
@@ -515,36 +524,52 @@ class GitLabGraphQLForge(GitLabForge):
             yield from super().issues_updated_after(group, last)
 
     def _graphql_issues(self, group: str, after: str | None) -> Iterator[Issue]:
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            # The page size is read at each attempt: a timeout shrinks it before the retry.
-            page = functools.partial(
-                render,
-                ISSUES_QUERY,
-                group=group.strip("/"),
-                updatedAfter=after,
-                after=cursor,
-                notes=PAGE,
-                notesAfter=None,
-                archived=self.include_archived,
-            )
-            data = self._graphql.execute(functools.partial(self._sized, page), self._page.shrink)
-            self._page.answered()
-            found = data.get("group") if isinstance(data, dict) else None
-            if found is None:
-                raise ForgeError("bad data", f"GraphQL: group {group!r} not found")
-            connection = _field(found, "issues", dict)
-            for node in _field(connection, "nodes", list):
-                notes, more = _notes(_field(node, "notes", dict))
-                issue = _issue(node, len(notes) + (1 if more else 0))
-                if issue.user_notes_count:
-                    self._hold(issue, _NotesStart(notes, more))
-                yield issue
-            info = _field(connection, "pageInfo", dict)
-            if not info.get("hasNextPage"):
-                return
-            cursor = _field(info, "endCursor", str)
+        # The next page is fetched while the sweep validates this one: a page of 100 issues with
+        # their notes is a slow request, and validation waits on requests of its own. A failed
+        # fetch surfaces when the sweep reaches that page, after every issue before it.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scout-graphql") as pool:
+            pending = pool.submit(self._graphql_page, group, after, None)
+            for _ in range(MAX_PAGES):
+                nodes, cursor = pending.result()
+                if cursor is not None:
+                    pending = pool.submit(self._graphql_page, group, after, cursor)
+                for node in nodes:
+                    notes, more = _notes(_field(node, "notes", dict))
+                    issue = _issue(node, len(notes) + (1 if more else 0))
+                    if issue.user_notes_count:
+                        self._hold(issue, _NotesStart(notes, more))
+                    yield issue
+                if cursor is None:
+                    return
         raise ForgeError("bad data", f"GraphQL issues of {group}: more than {MAX_PAGES} pages")
+
+    def _graphql_page(
+        self, group: str, after: str | None, cursor: str | None
+    ) -> tuple[list[Any], str | None]:
+        """One page of issue nodes, and the cursor of the next page (None: the last page)."""
+        # includeArchived (nonArchived on older GitLab) leaves archived projects out by default
+        # in both: asked for only when wanted, an older GitLab still answers.
+        template = ISSUES_QUERY if self.include_archived else _WITHOUT_ARCHIVED
+        page = functools.partial(
+            render,
+            template,
+            group=group.strip("/"),
+            updatedAfter=after,
+            after=cursor,
+            notes=PAGE,
+            notesAfter=None,
+            archived=self.include_archived,
+        )
+        # The page size is read at each attempt: a timeout shrinks it before the retry.
+        data = self._graphql.execute(functools.partial(self._sized, page), self._page.shrink)
+        self._page.answered()
+        found = data.get("group") if isinstance(data, dict) else None
+        if found is None:
+            raise ForgeError("bad data", f"GraphQL: group {group!r} not found")
+        connection = _field(found, "issues", dict)
+        nodes = _field(connection, "nodes", list)
+        info = _field(connection, "pageInfo", dict)
+        return nodes, _field(info, "endCursor", str) if info.get("hasNextPage") else None
 
     def _sized(self, page: Callable[..., str]) -> str:
         return page(first=self._page.size)

@@ -18,6 +18,10 @@ so do the limits and error shapes of doc/api/graphql/index.md ("Limits"):
   timed out. Please try a less complex query or a smaller set of records.``
   (app/controllers/graphql_controller.rb).
 
+``Group.issues(includeArchived:)`` defaults to false (app/graphql/resolvers/concerns/
+group_issuable_resolver.rb; older GitLab had ``nonArchived: true`` instead, which
+``GraphQLFaults.unknown_argument`` plays).
+
 Cursors are opaque strings (base64 of the last node's sort key), as GitLab's keyset cursors are.
 Issues sort ``UPDATED_ASC`` by ``updated_at`` then id; ``updatedAfter`` is inclusive, like the
 REST ``updated_after``. GraphQL-only faults (``GraphQLFaults``) sit beside the REST fault book,
