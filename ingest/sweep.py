@@ -244,6 +244,7 @@ class Sweep:
                 done: Future[Verdict] = Future()
                 done.set_result(self.validator.judge(pending))
                 staged.judged.append(done)
+                self.progress.advance("references")
         del notes, question
         return staged
 

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from scout.errors import ScoutError, UsageError
+from scout.progress import Progress
 
 if TYPE_CHECKING:
     from ingest.sweep import SweepSummary
@@ -36,7 +37,6 @@ _INTERVAL = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 Cycle = Callable[[threading.Event], dict[str, Any]]
-Progress = Callable[[str], None]
 
 
 def trigger_for(schedule: str) -> Any:
@@ -152,8 +152,13 @@ class Worker:
         self._busy = threading.Lock()
 
     @classmethod
-    def for_config(cls, config: Config, progress: Progress | None = None) -> Worker:
-        return cls(config.ingest.schedule, lambda stop: run_cycle(config, stop, progress))
+    def for_config(cls, config: Config, progress: Callable[[], Progress] | None = None) -> Worker:
+        """A worker running :func:`run_cycle`; ``progress`` makes each cycle's display."""
+
+        def cycle(stop: threading.Event) -> dict[str, Any]:
+            return run_cycle(config, stop, progress() if progress else None)
+
+        return cls(config.ingest.schedule, cycle)
 
     def next_run(self) -> datetime | None:
         fire: datetime | None = self.trigger.get_next_fire_time(None, datetime.now(UTC))

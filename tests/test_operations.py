@@ -7,6 +7,8 @@ Every process here is the real ``scout`` in a subprocess, stopped by a real sign
 from __future__ import annotations
 
 import json
+import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -19,6 +21,7 @@ import click
 import pytest
 
 from scout.cli.main import cli
+from scout.cli.progress import LogProgress
 from scout.demo.builder import EstateBuilder
 from scout.demo.estate import build_demo_estate
 from tests.conftest import Result, render_config
@@ -404,3 +407,70 @@ def test_judgements_run_concurrently_within_the_bound_with_the_same_verdicts(
     assert one_most == 1
     assert three_most == 3
     assert three_seconds < one_seconds * 0.7
+
+
+# ---------------------------------------------------------------------- progress
+def _on_a_terminal(*args: str, cwd: Path) -> tuple[int, str, str]:
+    """Run scout with stderr on a pseudo-terminal (stdout stays a pipe); returns what each got."""
+    import pty
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
+    process = subprocess.Popen(
+        [*SCOUT, *args], stdout=subprocess.PIPE, stderr=slave, text=True, cwd=cwd, env=env
+    )
+    os.close(slave)
+    chunks: list[bytes] = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    out, _ = process.communicate(timeout=60)
+    os.close(master)
+    return process.returncode, out, b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def test_on_a_terminal_each_phase_is_one_updating_line_with_counts_and_rate(
+    tmp_path: Path,
+) -> None:
+    config = _demo(tmp_path)
+    code, out, err = _on_a_terminal("--config", str(config), "index", cwd=tmp_path)
+    assert code == 0 and out.startswith("indexed 3 project(s)")
+    assert "projects" in err and "files" in err and "/s" in err
+    code, out, err = _on_a_terminal("--config", str(config), "sweep", cwd=tmp_path)
+    assert code == 0 and out.startswith("read 7 issue(s)")
+    final = err.replace("\r\n", "\n").split("\r")[-1]  # the display's last frame
+    final = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", final)
+    # 8 issues gone through: 7 read, and one of the private project dropped unread
+    assert re.search(r"issues\s+8\s+[\d.]+/s\s+\d:\d\d:\d\d", final), final
+    assert re.search(r"references\s+32\s+[\d.]+/s", final), final
+    assert "\x1b[" in err  # drawn in place, not scrolled line by line
+    code, out, err = _on_a_terminal(
+        "--config", str(config), "ask", "How often are deploy keys rotated?", cwd=tmp_path
+    )
+    assert code == 0 and "offline is composing an answer" in err
+
+
+def test_quiet_silences_progress_on_a_terminal(tmp_path: Path) -> None:
+    config = _demo(tmp_path)
+    for args in (("index", "--quiet"), ("-q", "sweep"), ("ask", "-q", "deploy keys rotated?")):
+        code, out, err = _on_a_terminal("--config", str(config), *args, cwd=tmp_path)
+        assert code == 0 and out
+        assert err == ""
+
+
+def test_off_a_terminal_progress_is_a_log_line_every_few_seconds() -> None:
+    lines: list[str] = []
+    progress = LogProgress(lines.append, every=0.05)
+    progress.phase("issues")
+    progress.advance("issues")
+    assert lines == []  # nothing before the first interval
+    time.sleep(0.06)
+    progress.advance("issues", 4)
+    progress.advance("issues")  # within the interval again: no line
+    assert len(lines) == 1
+    assert re.fullmatch(r"progress: issues 5 \([\d.]+/s\); 0s elapsed", lines[0]), lines

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from scout.cli.runtime import CONFIG_HELP, Runtime
+from scout.cli.runtime import CONFIG_HELP, QUIET_HELP, Runtime
 from scout.errors import ScoutError, UsageError
 
 # The shell's convention for a command ended by SIGINT (128 + 2); exit 1 is reserved for bugs.
@@ -64,11 +64,12 @@ class ScoutGroup(click.Group):
 
 @click.group(cls=ScoutGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
+@click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
 @click.version_option(package_name="scout")
 @click.pass_context
-def cli(ctx: click.Context, config_path: str | None) -> None:
+def cli(ctx: click.Context, config_path: str | None, quiet: bool) -> None:
     """Scout answers questions about a GitLab estate from its docs, with checked citations."""
-    ctx.obj = Runtime(config_path)
+    ctx.obj = Runtime(config_path, quiet=quiet)
 
 
 def _register() -> None:
