@@ -474,3 +474,53 @@ def test_off_a_terminal_progress_is_a_log_line_every_few_seconds() -> None:
     progress.advance("issues")  # within the interval again: no line
     assert len(lines) == 1
     assert re.fullmatch(r"progress: issues 5 \([\d.]+/s\); 0s elapsed", lines[0]), lines
+
+
+# ---------------------------------------------------------------------- reasons
+def test_resolves_reasons_never_contradict_themselves(
+    tmp_path: Path, scout: Callable[..., Result]
+) -> None:
+    builder = EstateBuilder(tmp_path / "estate")
+    repo = builder.project("acme/tool")
+    first = repo.commit({"README.md": "# Tool\n", "docs/old.md": "# Old\n\nrotate keys\n"}, "a")
+    repo.branch("feature/x")
+    repo.checkout("feature/x")
+    repo.commit({"docs/branch.md": "# Branch\n\nrotate keys on the branch\n"}, "b")
+    repo.checkout("main")
+    head = repo.commit({"docs/old.md": None, "docs/new.md": "# New\n\nrotate keys\n"}, "c")
+    base = "https://gitlab.acme.example/acme/tool/-/blob"
+    builder.issue(
+        "acme/tool",
+        1,
+        "How do I rotate keys?",
+        "\n".join(
+            [
+                f"{base}/{first}/docs/old.md",  # existed at the pinned sha, deleted since
+                f"{base}/{first}/docs/never.md",  # at neither sha
+                f"{base}/main/docs/gone.md",  # names the branch at its head
+                f"{base}/feature/x/docs/new.md",  # a branch, read at the default head
+            ]
+        ),
+    )
+    builder.write()
+    config = tmp_path / "scout.toml"
+    config.write_text(render_config(tmp_path / "estate"), encoding="utf-8")
+    assert scout("index", config=config).code == 0
+    assert scout("sweep", config=config).code == 0
+    listed = scout("signposts", "--status", "all", "--json", config=config).json()
+    reasons = {row["reference"].rsplit("/", 1)[-1]: row["reason"] for row in listed}
+    assert reasons["old.md"] == f"docs/old.md was deleted since {first[:12]}"
+    assert reasons["never.md"] == (
+        f"docs/never.md does not exist at {first[:12]} (the linked sha) nor at the head {head[:12]}"
+    )
+    assert reasons["gone.md"] == f"docs/gone.md does not exist at the head {head[:12]}"
+    assert not [r for r in reasons.values() if "existed at" in r]
+    (branch,) = [row for row in listed if "feature/x" in row["reference"]]
+    shown = scout("signposts", "show", str(branch["id"]), config=config)
+    assert f"  read at   main  sha {head}  (the link named feature/x;" in shown.stdout
+    detail = scout("signposts", "show", str(branch["id"]), "--json", config=config).json()
+    assert (detail["ref"], detail["linked_ref"], detail["target"]["sha"]) == (
+        "main",
+        "feature/x",
+        head,
+    )
