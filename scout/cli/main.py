@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from typing import Any
 
 import click
@@ -34,7 +35,9 @@ class ScoutGroup(click.Group):
     """Maps ScoutError subclasses to their exit codes with a one-line message on stderr."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        previous = signal.signal(signal.SIGINT, _interrupt)
+        # signal handlers can only be set from the main thread (an embedding caller may not be)
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, _interrupt) if main else None
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
@@ -56,7 +59,8 @@ class ScoutGroup(click.Group):
             click.echo(f"scout: internal error: {exc.__class__.__name__}: {exc}", err=True)
             ctx.exit(1)
         finally:
-            signal.signal(signal.SIGINT, previous)
+            if main:
+                signal.signal(signal.SIGINT, previous)
             runtime = ctx.find_object(Runtime)
             if runtime is not None:
                 runtime.close()
