@@ -131,11 +131,22 @@ def describe_cycle(result: dict[str, Any]) -> str:
     return f"index: {describe_index(result['index'])}\nsweep: {describe_sweep(result['sweep'])}"
 
 
+class _NoOverlapNoise(logging.Filter):
+    """A run that falls due while the previous cycle still runs is skipped by design
+    (``max_instances=1``); APScheduler warns about each one, every second on a short interval."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "maximum number of running instances reached" not in record.getMessage()
+
+
 def quiet_scheduler_logs() -> None:
     """APScheduler logs every job start and success at INFO, including after a failed cycle
     (the cycle catches its own errors, so to the scheduler every run "executed successfully"):
-    keep only its warnings, such as a skipped or missed run."""
+    keep only its warnings that need an operator, such as a missed run."""
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    scheduler_log = logging.getLogger("apscheduler.scheduler")
+    if not any(isinstance(f, _NoOverlapNoise) for f in scheduler_log.filters):
+        scheduler_log.addFilter(_NoOverlapNoise())
 
 
 class Worker:

@@ -30,8 +30,24 @@ DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 SCOUT = [sys.executable, "-m", "scout"]
 
 
-def _demo(tmp_path: Path, *, provider: str = "offline", schedule: str | None = None) -> Path:
+def _demo(
+    tmp_path: Path, *, provider: str = "offline", schedule: str | None = None, extra: int = 0
+) -> Path:
+    """The demo estate, plus ``extra`` issues that each need one judgement."""
     build_demo_estate(tmp_path / "estate")
+    with (tmp_path / "estate" / "issues" / "acme" / "ledger.jsonl").open("a") as issues:
+        for n in range(extra):
+            record = {
+                "iid": 1000 + n,
+                "title": f"Rounding question {n}: how are FX rates rounded?",
+                "description": "See src/ledger/rates.py#L13 for the rule.",
+                "state": "opened",
+                "created_at": "2026-03-01T00:00:00Z",
+                "updated_at": f"2026-03-02T{n // 60:02d}:{n % 60:02d}:00Z",
+                "web_url": f"https://gitlab.acme.example/acme/ledger/-/issues/{1000 + n}",
+                "notes": [],
+            }
+            issues.write(json.dumps(record) + "\n")
     text = DEMO_CONFIG.read_text().replace('provider = "offline"', f'provider = "{provider}"')
     if schedule is not None:
         text = text.replace('schedule = "*/30 * * * *"', f'schedule = "{schedule}"')
@@ -100,7 +116,8 @@ def slow_claude(claude_bin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_a_signal_during_a_worker_sweep_commits_the_current_issue_and_exits_0(
     tmp_path: Path, scout: Callable[..., Result], slow_claude: Path, signum: int
 ) -> None:
-    config = _demo(tmp_path, provider="claude-local", schedule="1s")
+    # 40 more judgements than the demo's: more than 4 at a time can finish before the signal
+    config = _demo(tmp_path, provider="claude-local", schedule="1s", extra=40)
     db = tmp_path / "scout.db"
     process = subprocess.Popen(
         [*SCOUT, "--config", str(config), "worker", "--json"],
@@ -118,6 +135,7 @@ def test_a_signal_during_a_worker_sweep_commits_the_current_issue_and_exits_0(
     assert process.returncode == 0, err
     assert json.loads(out) == {"cycles": 1}
     assert "Traceback" not in err and "Error" not in err, err
+    assert "apscheduler" not in err  # not even "skipped: maximum number of running instances"
     assert "stopped early by a signal" in err
     committed = _whole_issues(db)
     # the sweep was stopped part-way: a later sweep reads the rest, and ends whole
