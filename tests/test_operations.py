@@ -112,6 +112,7 @@ def slow_claude(claude_bin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     return pids
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_during_a_worker_sweep_commits_the_current_issue_and_exits_0(
     tmp_path: Path, scout: Callable[..., Result], slow_claude: Path, signum: int
@@ -145,6 +146,7 @@ def test_a_signal_during_a_worker_sweep_commits_the_current_issue_and_exits_0(
     assert _whole_issues(db) > committed
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_sweep_exits_130_keeps_whole_issues_and_kills_claude(
     tmp_path: Path, scout: Callable[..., Result], slow_claude: Path
 ) -> None:
@@ -204,6 +206,7 @@ def test_ctrl_c_during_ask_exits_130_and_kills_the_claude_child(
     assert _query(db, "select count(*) from questions") == [(0,)]
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_index_exits_130(tmp_path: Path) -> None:
     # many small projects, so the index has many commit points to be interrupted between
     builder = EstateBuilder(tmp_path / "estate")
@@ -250,6 +253,7 @@ def test_worker_once_text_shows_the_index_and_the_sweep(
     assert [line for line in lines if line.startswith("sweep: read 7 issue(s) and ")]
 
 
+@pytest.mark.slow
 def test_worker_logs_are_readable_and_say_when_the_next_cycle_runs(tmp_path: Path) -> None:
     config = _demo(tmp_path, schedule="1s")
     process = subprocess.Popen(
@@ -357,6 +361,7 @@ def test_ask_dash_reads_the_question_from_stdin(
     assert empty.code == 2 and empty.stdout == ""
 
 
+@pytest.mark.slow
 def test_the_demo_prints_a_command_that_runs_where_scout_is_not_on_path(
     tmp_path: Path, scout: Callable[..., Result]
 ) -> None:
@@ -395,6 +400,7 @@ def _most_at_once(spans: Path) -> int:
     return most
 
 
+@pytest.mark.slow
 def test_judgements_run_concurrently_within_the_bound_with_the_same_verdicts(
     tmp_path: Path, scout: Callable[..., Result], claude_bin: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -452,6 +458,7 @@ def _on_a_terminal(*args: str, cwd: Path) -> tuple[int, str, str]:
     return process.returncode, out, b"".join(chunks).decode("utf-8", errors="replace")
 
 
+@pytest.mark.slow
 def test_on_a_terminal_each_phase_is_one_updating_line_with_counts_and_rate(
     tmp_path: Path,
 ) -> None:
