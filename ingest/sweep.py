@@ -345,6 +345,7 @@ class Sweep:
                 done: Future[Verdict] = Future()
                 done.set_result(self.validator.judge(pending))
                 staged.judged.append(done)
+                self.progress.advance("references")
         del notes, question
         return staged
 
@@ -354,8 +355,9 @@ class Sweep:
         return verdict
 
     def _commit_ready(self, staged: deque[_Staged], keep: int) -> None:
-        """Commit staged issues in order until at most ``keep`` wait (waiting on judgements)."""
-        while len(staged) > keep:
+        """Commit staged issues in order: every one already judged, then (waiting for their
+        judgements) as many as it takes to leave at most ``keep`` staged."""
+        while staged and (len(staged) > keep or staged[0].complete()):
             self._commit(staged.popleft())
 
     def _commit(self, staged: _Staged) -> None:

@@ -313,8 +313,7 @@ class Validator:
             target.path = path
         text = self._read_text(project, head, path)
         if text is None:
-            since = f" (it existed at {pinned[:12]})" if pinned else ""
-            raise _Failed("resolves", f"{path} does not exist at the head {head[:12]}{since}")
+            raise _Failed("resolves", self._missing(project, path, pinned, head))
         total = count_lines(text.encode("utf-8"))
         if lines and lines[1] > total:
             raise _Failed("resolves", f"line {lines[1]} of {path} is past its end ({total} lines)")
@@ -323,6 +322,18 @@ class Validator:
         target.passages = self._file_passages(project, head, path, text, lines, target.key)
         where = f" L{lines[0]}-{lines[1]}" if lines else ""
         return f"{path}{where} exists at {head[:12]}"
+
+    def _missing(self, project: Project, path: str, pinned: str | None, head: str) -> str:
+        """Why a file is not at the head, without contradicting itself: deleted since the sha the
+        link pinned (it was there), never there (not at the pinned sha either), or simply absent
+        (the link pinned nothing older than the head)."""
+        if not pinned or pinned == head:
+            return f"{path} does not exist at the head {head[:12]}"
+        if self._read_or_none(project, pinned, path) is not None:
+            return f"{path} was deleted since {pinned[:12]}"
+        return (
+            f"{path} does not exist at {pinned[:12]} (the linked sha) nor at the head {head[:12]}"
+        )
 
     def _map_lines(
         self, project: Project, old: str, head: str, path: str, lines: tuple[int, int]
