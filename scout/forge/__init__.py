@@ -27,7 +27,5 @@ def open_forge(config: Config) -> Forge:
                 f"{config.source}: forge.token_env names ${forge.token_env}, which is not set: "
                 "export it with a GitLab token that can read the groups"
             )
-        return GitLabForge(
-            forge.url, token, forge.groups, include_archived=config.corpus.include_archived
-        )
+        return GitLabForge(forge.url, token, forge.groups)
     raise ConfigError(f"{config.source}: forge.kind: unknown forge {forge.kind!r}")

@@ -109,7 +109,6 @@ class GitLabForge:
         backoff: float = 0.5,
         per_page: int = 100,
         archive_limit: int = ARCHIVE_LIMIT,
-        include_archived: bool = False,
         rate_wait_budget: float = WAIT_BUDGET,
         rate_window: float = WINDOW,
     ) -> None:
@@ -127,7 +126,6 @@ class GitLabForge:
             limiter=RateLimiter(rate_wait_budget, rate_window),
         )
         self._archive_limit = archive_limit
-        self._include_archived = include_archived
         self._refs: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
         self._snapshot_key: tuple[str, str] | None = None
         self._snapshot = Snapshot()
@@ -436,10 +434,9 @@ class GitLabForge:
     ) -> tuple[list[Any], str | None]:
         query = {"order_by": "updated_at", "sort": "asc", "scope": "all"}
         query.update({"per_page": str(self._http.per_page), "page": str(page)})
-        if self._include_archived:
-            # non_archived defaults to true: archived projects' issues are hidden otherwise
-            # (doc/api/issues.md, "List group issues").
-            query["non_archived"] = "false"
+        # non_archived defaults to true, which hides archived projects' issues (doc/api/issues.md,
+        # "List group issues"); their signposts are judged by their targets, as the local forge's.
+        query["non_archived"] = "false"
         if after:
             query["updated_after"] = after
         if before:
