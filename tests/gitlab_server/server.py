@@ -13,6 +13,7 @@ import hmac
 import socket
 import sys
 import threading
+import time
 import traceback
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -142,6 +143,10 @@ def _fault_response(kind: str, status: int, retry_after: float | None) -> Respon
         headers.update(
             {"RateLimit-Limit": "600", "RateLimit-Remaining": "0", "RateLimit-Observed": "601"}
         )
+        if retry_after is None:
+            # Without Retry-After GitLab still says when the window resets, as a Unix time
+            # (doc/security/rate_limits.md, "Rate limiting responses").
+            headers["RateLimit-Reset"] = str(int(time.time()) + 1)
         return Response.json({"message": "Retry later"}, 429, headers)
     if kind == "refuse_archive":
         message = "403 Forbidden" if status == 403 else f"{status} Not Found"
