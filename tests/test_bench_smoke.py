@@ -44,6 +44,8 @@ def test_the_smoke_run_prints_the_table_and_writes_every_figure(tmp_path: Path) 
     assert result["indexing"]["unchanged_forge_requests"].keys() <= {"projects", "head"}
     sweep = result["sweep"]["40"]
     assert sweep["issues"] == 40 and sweep["forge_requests"] >= sweep["rest_minimum"]
+    # blob URLs split locally: one listing of branches and one of tags, however many URLs
+    assert result["forge"]["blob_urls"]["requests_by_kind"]["refs"] == 2
     assert "scout p50 / tantivy p50" in done.stdout and "written:" in done.stdout
 
 

@@ -75,6 +75,14 @@ def _moment(value: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def _when(value: str) -> datetime:
+    """A timestamp GitLab sent, or ForgeError("bad data")."""
+    try:
+        return _moment(value)
+    except ValueError:
+        raise ForgeError("bad data", f"GitLab sent an unreadable time {value[:40]!r}") from None
+
+
 def _wire(moment: datetime) -> str:
     """A time for GitLab's filters, to the microsecond it stores."""
     return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
@@ -400,13 +408,13 @@ class GitLabForge:
             if len(items) < per_page:
                 return
             last = _get(items[-1], "updated_at", str)
-            if cursor is None or _moment(last) != _moment(cursor):
+            if cursor is None or _when(last) != _when(cursor):
                 cursor = last
             else:
                 yield from self._issues_at(path, cursor, seen)
                 # GitLab shows milliseconds; the next millisecond starts after the tie window.
-                cursor = _wire(_moment(cursor) + timedelta(milliseconds=1))
-            seen = {k for k in seen if _moment(k[1]) >= _moment(cursor)}
+                cursor = _wire(_when(cursor) + timedelta(milliseconds=1))
+            seen = {k for k in seen if k[1] and _when(k[1]) >= _when(cursor)}
         raise ForgeError("bad data", f"GET {path}: more than {MAX_PAGES} pages")
 
     def _issues_at(self, path: str, moment: str, seen: set[tuple[Any, str]]) -> Iterator[Issue]:
@@ -415,7 +423,7 @@ class GitLabForge:
         An edit only moves issues out of this window (to now), never in; when the window's total
         changed while it was paged, an issue may have slid back over a page edge: page it again.
         """
-        start = _moment(moment)
+        start = _when(moment)
         end = _wire(start + timedelta(microseconds=999))
         for _pass in range(10):
             totals: set[str | None] = set()

@@ -413,7 +413,11 @@ class Transport:
         )
 
     def pages(self, kind: str, path: str, query: dict[str, Any] | None = None) -> Iterator[Any]:
-        """Every item of a paginated listing, fetched page by page as the caller iterates."""
+        """Every item of a paginated listing, fetched page by page as the caller iterates.
+
+        Not python-gitlab's ``iterator=True``: its pages go through its own retry loop, unseen
+        and uncounted, and it cannot stop loudly on a next link it cannot follow.
+        """
         url: str | None = path
         params: dict[str, Any] | None = {**(query or {}), "per_page": self.per_page}
         for _ in range(MAX_PAGES):
