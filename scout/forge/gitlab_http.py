@@ -119,14 +119,17 @@ class RateLimiter:
 
     def before_request(self) -> None:
         """Wait out a pause in force; RateLimitBudget when the run has waited its budget away."""
-        with self._lock:
-            if self.waited > self.budget:
-                raise RateLimitBudget(
-                    f"GitLab kept throttling: waiting would exceed the {self.budget:g} s budget "
-                    f"of this run ({self.throttles} answer(s) 429); run again later to resume"
-                )
-            delay = self._until - self._clock()
-        if delay > 0:
+        while True:  # another thread may lengthen the pause while this one sleeps
+            with self._lock:
+                if self.waited > self.budget:
+                    raise RateLimitBudget(
+                        f"GitLab kept throttling: waiting would exceed the {self.budget:g} s "
+                        f"budget of this run ({self.throttles} answer(s) 429); run again later "
+                        "to resume"
+                    )
+                delay = self._until - self._clock()
+            if delay <= 0:
+                return
             self._sleep(delay)
 
     def throttled(self, headers: Any) -> float:
