@@ -104,13 +104,14 @@ def blob_urls(work: Path, count: int = 50) -> dict[str, Any]:
 
 
 def limited_sweep(work: Path, issues: int, latency: float, limit: int = 2_000) -> dict[str, Any]:
-    estate, port = work / f"limited-{issues}", _free_port()
+    name = f"limited-{issues}-{limit}"
+    estate, port = work / name, _free_port()
     build_issue_estate(estate, f"http://127.0.0.1:{port}", issues)
     with GitLabServer(estate, token=TOKEN, latency=latency, port=port) as server:
         server.rate_limits.add(
             limit, window=60.0, match=r"^/api/v4/(projects|groups)/", headers=False
         )
-        code, summary, wall, last = _sweep(work, f"limited-{issues}", server.url)
+        code, summary, wall, last = _sweep(work, name, server.url)
         throttled = server.rate_limits.throttled
         served = len(server.log)
     requests = summary.get("forge_requests", {})

@@ -76,6 +76,11 @@ def build(root: Path) -> dict[str, str]:
     (root / "lfs").mkdir(parents=True)
     (root / "lfs" / LFS_OID).write_bytes(LFS_CONTENT)
 
+    bulk = estate.project("acme/bulk")
+    generated = {f"src/gen/f{n:04d}.py": f"VALUE_{n} = {n}\n" for n in range(1_000)}
+    shas["bulk"] = bulk.commit(
+        {**generated, "zz/notes.md": "# Notes\n\nWritten by hand.\n"}, "Bulk"
+    )
     attic = estate.project("acme/attic", archived=True)
     attic.commit({"README.md": "# Attic\n"}, "Add")
     estate.issue("acme/attic", 1, "Archived question", "old", updated_at="2026-02-15T00:00:00Z")
@@ -124,8 +129,8 @@ def reference(text: str) -> Reference:
     return found[0]
 
 
-def recheck(gl: GitLabForge, text: str) -> Verdict:
-    rules = CorpusRules(("acme",), CorpusConfig())
+def recheck(gl: GitLabForge, text: str, corpus: CorpusConfig | None = None) -> Verdict:
+    rules = CorpusRules(("acme",), corpus or CorpusConfig())
     return Validator(gl, rules, make_provider("offline", model="m")).recheck(reference(text))
 
 
@@ -175,6 +180,18 @@ def test_a_commit_whose_diff_is_too_large_is_read_whole_not_rejected(
     verdict = recheck(forge(server), f"acme/docs@{shas['v2']}")
     assert verdict.status == "accepted", verdict.reason
     assert verdict.target_path == "docs/a-filler.md"
+
+
+def test_a_commit_diff_gitlab_cut_at_its_file_cap_cannot_be_checked(
+    server: GitLabServer, shas: dict[str, str]
+) -> None:
+    # 1,001 files: GitLab lists the first 1,000 (generated code, excluded from the corpus) and
+    # says nothing of the rest; before, this was "adds no lines that could still stand"
+    server.diff_limits.max_files = 1_000
+    corpus = CorpusConfig(exclude_paths=["src/gen/*"])
+    verdict = recheck(forge(server), f"acme/bulk@{shas['bulk']}", corpus)
+    assert (verdict.status, verdict.check) == ("rejected", "resolves")
+    assert verdict.reason.startswith("cannot check: GitLab's diff of commit"), verdict.reason
 
 
 def test_a_commit_on_an_orphan_branch_is_not_merged(
@@ -336,7 +353,7 @@ def test_issues_of_archived_projects_are_listed(server: GitLabServer) -> None:
 
 def test_projects_shared_into_the_group_are_not_its_own(server: GitLabServer) -> None:
     paths = [p.path for p in forge(server).projects()]
-    assert paths == ["acme/docs", "acme/attic"]
+    assert paths == ["acme/docs", "acme/bulk", "acme/attic"]
 
 
 def test_system_notes_are_left_out_by_gitlab(server: GitLabServer) -> None:
@@ -350,7 +367,8 @@ def test_system_notes_are_left_out_by_gitlab(server: GitLabServer) -> None:
 def test_group_paths_are_case_insensitive(server: GitLabServer) -> None:
     gl = GitLabForge(server.url, TOKEN, ["ACME"], backoff=0.01)
     rules = CorpusRules(("ACME",), CorpusConfig(include_archived=True))
-    assert [p.path for p in gl.projects() if rules.project(p)] == ["acme/docs", "acme/attic"]
+    got = [p.path for p in gl.projects() if rules.project(p)]
+    assert got == ["acme/docs", "acme/bulk", "acme/attic"]
 
 
 def test_a_project_twenty_two_segments_deep_is_a_reference() -> None:

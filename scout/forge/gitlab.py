@@ -45,11 +45,12 @@ LINE_CACHE_SIZE = 4096
 # 429: the archive endpoint has its own limit (5 a minute per project and user on GitLab.com,
 # doc/user/gitlab_com/index.md); waiting it out would stall everything, the tree path does not.
 _REFUSED_ARCHIVE = (403, 404, 406, 429)
-# The lowest caps an administrator may set on a diff (doc/administration/diff_limits.md,
-# doc/api/settings.md diff_max_files and diff_max_lines): a listing that reaches either may have
-# been cut short without saying so (commit and MR diffs have no compare_timeout flag).
-DIFF_FILES_FLOOR = 500
-DIFF_LINES_FLOOR = 4_000
+# GitLab's default caps on a diff, which are also the lowest an administrator may set
+# (doc/administration/diff_limits.md; application settings diff_max_files, diff_max_lines): a
+# listing that reaches either may have been cut short without saying so (commit and MR diffs
+# have no compare_timeout flag).
+DIFF_FILES_FLOOR = 1_000
+DIFF_LINES_FLOOR = 50_000
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
