@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -229,6 +230,32 @@ def test_retry_after_and_reset_windows_longer_than_the_budget_stop_the_run_at_on
     assert time.monotonic() - started < 2.0
     assert caught.value.exit_code == 5 and caught.value.reason == "rate limited"
     assert "run again later to resume" in str(caught.value)
+
+
+@pytest.mark.slow
+@pytest.mark.faults
+def test_a_sweep_throttled_past_its_budget_stops_at_once_with_exit_5_and_resumes(
+    tmp_path: Path, gitlab_server_factory: Callable[..., GitLabServer]
+) -> None:
+    from tests.test_faults_forge import _assert_one_line_failure, _reference, invoke
+    from tests.test_gitlab_paths import serve_demo, state
+
+    served = serve_demo(tmp_path, gitlab_server_factory)
+    expected = _reference(served, "index", "sweep")
+    config = served.config("budget")
+    assert invoke(config, "index").code == 0
+    # an hour-long window: waiting it out would exceed the run's 15-minute budget
+    served.server.rate_limits.add(1, window=3600.0, match="/issues")
+    started = time.monotonic()
+    done = invoke(config, "sweep")
+    assert time.monotonic() - started < 10
+    assert (done.code, done.stdout) == (5, "")
+    _assert_one_line_failure(done.stderr, "rate limited")
+    assert "run again later to resume" in done.stderr
+    served.server.clear_faults()
+    assert invoke(config, "sweep").code == 0
+    got = state(config.parent / "scout.db")
+    assert (got["issues"], got["signposts"]) == (expected["issues"], expected["signposts"])
 
 
 def test_ratelimit_remaining_zero_pauses_before_any_429(server: GitLabServer) -> None:

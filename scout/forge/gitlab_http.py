@@ -322,8 +322,13 @@ class Transport:
                 if status == 429 and throttled < MAX_THROTTLED:
                     last = self._last
                     paused = self.limiter.throttled(last.headers if last is not None else {})
-                    log.warning("%s answered 429; every request waits %.1fs", where, paused)
                     throttled += 1
+                    log.warning(
+                        "%s answered 429; retry %d in %.1fs (every thread waits)",
+                        where,
+                        throttled,
+                        paused,
+                    )
                     continue
                 wait, reason = self._judge_status(status, attempt)
                 if wait is not None and attempt < self.max_retries:
