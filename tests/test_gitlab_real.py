@@ -6,6 +6,7 @@ page for it) and each test failed on the forge before it learned that behaviour.
 
 from __future__ import annotations
 
+import email.utils
 import hashlib
 import json
 import threading
@@ -21,6 +22,7 @@ from scout.corpus.rules import CorpusRules
 from scout.demo.builder import EstateBuilder
 from scout.errors import ForgeError, RateLimitBudget
 from scout.forge.gitlab import GitLabForge
+from scout.forge.gitlab_http import RateLimiter
 from scout.providers import make_provider
 from signposts.extract import extract
 from signposts.references import ExtractContext, Reference
@@ -438,3 +440,53 @@ def test_lfs_files_read_alike_from_the_archive_and_the_raw_endpoint(
     raw = forge(server)
     assert raw.read(project, shas["head"], "docs/lfs.md") == LFS_CONTENT
     assert raw.requests == Counter(files=1)
+
+
+# ---------------------------------------------------------------- the limiter's arithmetic
+
+
+NOW = 1_800_000_005.0  # five seconds into a minute (2027)
+
+
+@pytest.mark.parametrize(
+    ("headers", "pause"),
+    [
+        ({"Retry-After": "30"}, 30.0),
+        ({"Retry-After": email.utils.formatdate(NOW + 115, usegmt=True)}, 115.0),
+        ({"RateLimit-Reset": str(int(NOW) + 3600)}, 3600.0),
+        ({"RateLimit-Reset": "20"}, 20.0),
+        ({"Retry-After": "soon", "RateLimit-Reset": "junk"}, 55.0),
+        ({}, 55.0),
+    ],
+    ids=[
+        "retry-after-seconds",
+        "retry-after-http-date",
+        "reset-unix-time-an-hour-away",
+        "reset-as-seconds-from-now",
+        "unreadable-headers-wait-for-the-boundary",
+        "bare-429-waits-for-the-boundary",
+    ],
+)
+def test_a_429_pauses_as_long_as_gitlab_says(headers: dict[str, str], pause: float) -> None:
+    now = [NOW]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    limiter = RateLimiter(budget=1e6, clock=lambda: now[0], sleep=sleep)
+    assert limiter.throttled(headers) == pytest.approx(pause)
+    limiter.before_request()
+    assert now[0] == pytest.approx(NOW + pause)
+    assert limiter.waited == pytest.approx(pause)
+
+
+def test_pauses_overlapping_across_threads_are_charged_once() -> None:
+    now = [0.0]
+    limiter = RateLimiter(budget=55.0, clock=lambda: now[0], sleep=lambda s: None)
+    limiter.throttled({"Retry-After": "40"})
+    limiter.throttled({"Retry-After": "30"})  # inside the first pause: nothing more to wait
+    limiter.throttled({"Retry-After": "50"})  # ten seconds past it
+    assert limiter.waited == pytest.approx(50.0)
+    limiter.throttled({"Retry-After": "60"})  # 60 s of pause in all: past the budget
+    with pytest.raises(RateLimitBudget):
+        limiter.before_request()

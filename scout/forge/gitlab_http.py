@@ -140,7 +140,7 @@ class RateLimiter:
         seconds = retry_after_seconds(headers.get("Retry-After"), now)
         if seconds is not None:
             return self._pause_until(now + seconds, now)
-        reset = _reset_time(headers.get("RateLimit-Reset"))
+        reset = _reset_time(headers.get("RateLimit-Reset"), now)
         if reset is not None and reset > now:
             return self._pause_until(reset, now)
         # No usable header (GitLab.com's Projects and Groups APIs): the window ends on a boundary.
@@ -151,8 +151,8 @@ class RateLimiter:
         remaining = (headers.get("RateLimit-Remaining") or "").strip()
         if remaining != "0":
             return
-        reset = _reset_time(headers.get("RateLimit-Reset"))
         now = self._clock()
+        reset = _reset_time(headers.get("RateLimit-Reset"), now)
         if reset is not None and reset > now:
             self._pause_until(reset, now)
 
@@ -165,13 +165,16 @@ class RateLimiter:
             return max(self._until - now, 0.0)
 
 
-def _reset_time(value: str | None) -> float | None:
-    """RateLimit-Reset: GitLab sends a Unix time in seconds."""
+def _reset_time(value: str | None, now: float) -> float | None:
+    """RateLimit-Reset as a Unix time: GitLab sends one; a proxy following the IETF draft sends
+    seconds from now instead, told apart by size (no reset lies before 2001)."""
     try:
         reset = float((value or "").strip())
     except ValueError:
         return None
-    return reset if math.isfinite(reset) else None
+    if not math.isfinite(reset):
+        return None
+    return now + reset if reset < 1e9 else reset
 
 
 class _Session(requests.Session):
