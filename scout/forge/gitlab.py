@@ -1,10 +1,13 @@
 """The GitLab forge: the forge protocol over GitLab's REST API v4 with python-gitlab.
 
 Main rule: economy. Content at a sha comes from ONE archive request per (project, sha), held in
-memory for the last snapshot only; only where GitLab refuses archives (403/404/406) or the
-archive is too large does it fall back to the tree listing plus one raw request per file. All
-HTTP, retries, request counting and error translation live in ``gitlab_http.Transport``; this
-module turns GitLab's JSON into ``scout.forge.base`` records (a missing field is "bad data").
+memory for the last snapshot only; only where GitLab refuses archives (403/404/406), limits them
+(429) or the archive is too large does it fall back to the tree listing plus one raw request per
+file that could qualify. Blob URLs split their ref locally against one listing of the project's
+branches and tags. Diffs GitLab cut at its limits are marked incomplete (``FileDiff.complete``,
+``Diffs.complete``) for validation to finish locally. All HTTP, retries, rate limits, request
+counting and error translation live in ``gitlab_http.Transport``; this module turns GitLab's JSON
+into ``scout.forge.base`` records (a missing field is "bad data").
 """
 
 from __future__ import annotations
