@@ -308,6 +308,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             log(f"sweep of {args.issues} issues, sequential (as before)")
             before = sweep(work, args.issues, latency, sequential=True)
             result["sweep"][f"{args.issues}-sequential"] = before
+        if "forge" in wanted:
+            from bench.forge_limits import blob_urls, limited_sweep
+
+            log("50 long blob URLs; sweep under GitLab.com-like rate limits")
+            result["forge"] = {"blob_urls": blob_urls(work, 10 if smoke else 50)}
+            for limit in [] if smoke else [2_000, 600]:  # a minute-long window is no smoke test
+                figures = limited_sweep(work, args.issues, latency, limit)
+                result["forge"][f"limited_sweep_{limit}"] = figures
     return result
 
 
@@ -375,6 +383,20 @@ def table(result: dict[str, Any]) -> str:
             f"ratio {sw['seconds_vs_bound']}), sweep CPU {sw['sweep_cpu_seconds']} s, "
             f"peak RSS {sw['peak_rss_mb']} MB"
         )
+    forge = result.get("forge", {})
+    if "blob_urls" in forge:
+        bu = forge["blob_urls"]
+        lines.append(
+            f"one issue, {bu['blob_urls']} long blob URLs: {bu['forge_requests']} requests "
+            f"{bu['requests_by_kind']}, sweep {bu['seconds']} s"
+        )
+    for key in [k for k in forge if k.startswith("limited_sweep")]:
+        ls = forge[key]
+        lines.append(
+            f"sweep {ls['issues']} issues at {ls['limit_per_minute']} requests/min (bare 429s): "
+            f"exit {ls['exit_code']}, {ls['forge_requests']} requests, {ls['bare_429s']} 429s, "
+            f"{ls['sweep_seconds']} s"
+        )
     return "\n".join(lines)
 
 
@@ -387,7 +409,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--issues", type=int, default=5_000, help="issues for the sweep run")
     parser.add_argument("--latency", type=float, default=0.02, help="seconds per forge request")
     parser.add_argument(
-        "--sections", default="retrieval,indexing,sweep", help="which parts to run (comma list)"
+        "--sections",
+        default="retrieval,indexing,sweep,forge",
+        help="which parts to run (comma list)",
     )
     parser.add_argument("--out", type=Path, default=None, help="result file (default: results/)")
     args = parser.parse_args(argv)

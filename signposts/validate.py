@@ -496,10 +496,10 @@ class Validator:
             if diff.deleted_file or not self.rules.path(diff.new_path):
                 continue
             if not diff.complete:
-                if parent is None or changed is None:
+                if changed is None or (parent is None and not diff.new_file):
                     partial = True
                     continue
-                diff = whole_file_diff(diff, parent, changed, self._text_at(project))
+                diff = whole_file_diff(diff, parent or "", changed, self._text_at(project))
             added = {text.strip() for _, text in added_lines(diff.diff) if meaningful(text)}
             if not added:
                 continue

@@ -49,6 +49,8 @@ def test_the_smoke_run_prints_the_table_and_writes_every_figure(tmp_path: Path) 
     assert graphql["api"] == "graphql" and graphql["requests_by_kind"].keys() >= {"graphql"}
     assert "issues" not in graphql["requests_by_kind"] and graphql["listing_requests"] == 1
     assert graphql["references"] == sweep["references"]
+    # blob URLs split locally: one listing of branches and one of tags, however many URLs
+    assert result["forge"]["blob_urls"]["requests_by_kind"]["refs"] == 2
     assert "scout p50 / tantivy p50" in done.stdout and "written:" in done.stdout
 
 

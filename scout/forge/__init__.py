@@ -28,9 +28,7 @@ def open_forge(config: Config) -> Forge:
                 "export it with a GitLab token that can read the groups"
             )
         if forge.api == "rest":
-            return GitLabForge(
-                forge.url, token, forge.groups, include_archived=config.corpus.include_archived
-            )
+            return GitLabForge(forge.url, token, forge.groups)
         from scout.forge.gitlab_graphql import GitLabGraphQLForge
 
         return GitLabGraphQLForge(

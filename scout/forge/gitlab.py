@@ -1,10 +1,13 @@
 """The GitLab forge: the forge protocol over GitLab's REST API v4 with python-gitlab.
 
 Main rule: economy. Content at a sha comes from ONE archive request per (project, sha), held in
-memory for the last snapshot only; only where GitLab refuses archives (403/404/406) or the
-archive is too large does it fall back to the tree listing plus one raw request per file. All
-HTTP, retries, request counting and error translation live in ``gitlab_http.Transport``; this
-module turns GitLab's JSON into ``scout.forge.base`` records (a missing field is "bad data").
+memory for the last snapshot only; only where GitLab refuses archives (403/404/406), limits them
+(429) or the archive is too large does it fall back to the tree listing plus one raw request per
+file that could qualify. Blob URLs split their ref locally against one listing of the project's
+branches and tags. Diffs GitLab cut at its limits are marked incomplete (``FileDiff.complete``,
+``Diffs.complete``) for validation to finish locally. All HTTP, retries, rate limits, request
+counting and error translation live in ``gitlab_http.Transport``; this module turns GitLab's JSON
+into ``scout.forge.base`` records (a missing field is "bad data").
 """
 
 from __future__ import annotations
@@ -46,11 +49,12 @@ LINE_CACHE_SIZE = 4096
 # 429: the archive endpoint has its own limit (5 a minute per project and user on GitLab.com,
 # doc/user/gitlab_com/index.md); waiting it out would stall everything, the tree path does not.
 _REFUSED_ARCHIVE = (403, 404, 406, 429)
-# The lowest caps an administrator may set on a diff (doc/administration/diff_limits.md,
-# doc/api/settings.md diff_max_files and diff_max_lines): a listing that reaches either may have
-# been cut short without saying so (commit and MR diffs have no compare_timeout flag).
-DIFF_FILES_FLOOR = 500
-DIFF_LINES_FLOOR = 4_000
+# GitLab's default caps on a diff, which are also the lowest an administrator may set
+# (doc/administration/diff_limits.md; application settings diff_max_files, diff_max_lines): a
+# listing that reaches either may have been cut short without saying so (commit and MR diffs
+# have no compare_timeout flag).
+DIFF_FILES_FLOOR = 1_000
+DIFF_LINES_FLOOR = 50_000
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -62,6 +66,14 @@ def _count_lines(body: bytes) -> int:
 def _moment(value: str) -> datetime:
     moment = datetime.fromisoformat(value)
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _when(value: str) -> datetime:
+    """A timestamp GitLab sent, or ForgeError("bad data")."""
+    try:
+        return _moment(value)
+    except ValueError:
+        raise ForgeError("bad data", f"GitLab sent an unreadable time {value[:40]!r}") from None
 
 
 def _wire(moment: datetime) -> str:
@@ -98,7 +110,6 @@ class GitLabForge:
         backoff: float = 0.5,
         per_page: int = 100,
         archive_limit: int = ARCHIVE_LIMIT,
-        include_archived: bool = False,
         rate_wait_budget: float = WAIT_BUDGET,
         rate_window: float = WINDOW,
     ) -> None:
@@ -116,7 +127,6 @@ class GitLabForge:
             limiter=RateLimiter(rate_wait_budget, rate_window),
         )
         self._archive_limit = archive_limit
-        self._include_archived = include_archived
         self._refs: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
         self._snapshot_key: tuple[str, str] | None = None
         self._snapshot = Snapshot()
@@ -389,13 +399,13 @@ class GitLabForge:
             if len(items) < per_page:
                 return
             last = _get(items[-1], "updated_at", str)
-            if cursor is None or _moment(last) != _moment(cursor):
+            if cursor is None or _when(last) != _when(cursor):
                 cursor = last
             else:
                 yield from self._issues_at(path, cursor, seen)
                 # GitLab shows milliseconds; the next millisecond starts after the tie window.
-                cursor = _wire(_moment(cursor) + timedelta(milliseconds=1))
-            seen = {k for k in seen if _moment(k[1]) >= _moment(cursor)}
+                cursor = _wire(_when(cursor) + timedelta(milliseconds=1))
+            seen = {k for k in seen if k[1] and _when(k[1]) >= _when(cursor)}
         raise ForgeError("bad data", f"GET {path}: more than {MAX_PAGES} pages")
 
     def _issues_at(self, path: str, moment: str, seen: set[tuple[Any, str]]) -> Iterator[Issue]:
@@ -404,7 +414,7 @@ class GitLabForge:
         An edit only moves issues out of this window (to now), never in; when the window's total
         changed while it was paged, an issue may have slid back over a page edge: page it again.
         """
-        start = _moment(moment)
+        start = _when(moment)
         end = _wire(start + timedelta(microseconds=999))
         for _pass in range(10):
             totals: set[str | None] = set()
@@ -423,10 +433,9 @@ class GitLabForge:
     ) -> tuple[list[Any], str | None]:
         query = {"order_by": "updated_at", "sort": "asc", "scope": "all"}
         query.update({"per_page": str(self._http.per_page), "page": str(page)})
-        if self._include_archived:
-            # non_archived defaults to true: archived projects' issues are hidden otherwise
-            # (doc/api/issues.md, "List group issues").
-            query["non_archived"] = "false"
+        # non_archived defaults to true, which hides archived projects' issues (doc/api/issues.md,
+        # "List group issues"); their signposts are judged by their targets, as the local forge's.
+        query["non_archived"] = "false"
         if after:
             query["updated_after"] = after
         if before:

@@ -457,8 +457,9 @@ class GitLabGraphQLForge(GitLabForge):
         page_size: int = PAGE,
         **options: Any,
     ) -> None:
-        # The REST forge gets include_archived too: a fallback to REST lists the same issues.
-        super().__init__(url, token, groups, include_archived=include_archived, **options)
+        # The REST listing reads archived projects' issues too (non_archived=false) and the sweep
+        # filters them by the corpus rules, so a fallback to REST lists what this would.
+        super().__init__(url, token, groups, **options)
         self.api = api
         self.include_archived = include_archived
         self._rest = api == "rest"

@@ -119,14 +119,17 @@ class RateLimiter:
 
     def before_request(self) -> None:
         """Wait out a pause in force; RateLimitBudget when the run has waited its budget away."""
-        with self._lock:
-            if self.waited > self.budget:
-                raise RateLimitBudget(
-                    f"GitLab kept throttling: waiting would exceed the {self.budget:g} s budget "
-                    f"of this run ({self.throttles} answer(s) 429); run again later to resume"
-                )
-            delay = self._until - self._clock()
-        if delay > 0:
+        while True:  # another thread may lengthen the pause while this one sleeps
+            with self._lock:
+                if self.waited > self.budget:
+                    raise RateLimitBudget(
+                        f"GitLab kept throttling: waiting would exceed the {self.budget:g} s "
+                        f"budget of this run ({self.throttles} answer(s) 429); run again later "
+                        "to resume"
+                    )
+                delay = self._until - self._clock()
+            if delay <= 0:
+                return
             self._sleep(delay)
 
     def throttled(self, headers: Any) -> float:
@@ -137,7 +140,7 @@ class RateLimiter:
         seconds = retry_after_seconds(headers.get("Retry-After"), now)
         if seconds is not None:
             return self._pause_until(now + seconds, now)
-        reset = _reset_time(headers.get("RateLimit-Reset"))
+        reset = _reset_time(headers.get("RateLimit-Reset"), now)
         if reset is not None and reset > now:
             return self._pause_until(reset, now)
         # No usable header (GitLab.com's Projects and Groups APIs): the window ends on a boundary.
@@ -148,8 +151,8 @@ class RateLimiter:
         remaining = (headers.get("RateLimit-Remaining") or "").strip()
         if remaining != "0":
             return
-        reset = _reset_time(headers.get("RateLimit-Reset"))
         now = self._clock()
+        reset = _reset_time(headers.get("RateLimit-Reset"), now)
         if reset is not None and reset > now:
             self._pause_until(reset, now)
 
@@ -162,13 +165,16 @@ class RateLimiter:
             return max(self._until - now, 0.0)
 
 
-def _reset_time(value: str | None) -> float | None:
-    """RateLimit-Reset: GitLab sends a Unix time in seconds."""
+def _reset_time(value: str | None, now: float) -> float | None:
+    """RateLimit-Reset as a Unix time: GitLab sends one; a proxy following the IETF draft sends
+    seconds from now instead, told apart by size (no reset lies before 2001)."""
     try:
         reset = float((value or "").strip())
     except ValueError:
         return None
-    return reset if math.isfinite(reset) else None
+    if not math.isfinite(reset):
+        return None
+    return now + reset if reset < 1e9 else reset
 
 
 class _Session(requests.Session):
@@ -319,8 +325,13 @@ class Transport:
                 if status == 429 and throttled < MAX_THROTTLED:
                     last = self._last
                     paused = self.limiter.throttled(last.headers if last is not None else {})
-                    log.warning("%s answered 429; every request waits %.1fs", where, paused)
                     throttled += 1
+                    log.warning(
+                        "%s answered 429; retry %d in %.1fs (every thread waits)",
+                        where,
+                        throttled,
+                        paused,
+                    )
                     continue
                 wait, reason = self._judge_status(status, attempt)
                 if wait is not None and attempt < self.max_retries:
@@ -413,7 +424,11 @@ class Transport:
         )
 
     def pages(self, kind: str, path: str, query: dict[str, Any] | None = None) -> Iterator[Any]:
-        """Every item of a paginated listing, fetched page by page as the caller iterates."""
+        """Every item of a paginated listing, fetched page by page as the caller iterates.
+
+        Not python-gitlab's ``iterator=True``: its pages go through its own retry loop, unseen
+        and uncounted, and it cannot stop loudly on a next link it cannot follow.
+        """
         url: str | None = path
         params: dict[str, Any] | None = {**(query or {}), "per_page": self.per_page}
         for _ in range(MAX_PAGES):

@@ -15,13 +15,15 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 from tests.gitlab_server import shapes
 from tests.gitlab_server.estate import EstateData, ProjectInfo
+from tests.gitlab_server.limits import DiffLimits, archive_with_lfs, lfs_object
 from tests.gitlab_server.wire import (
     ApiError,
     Query,
@@ -43,6 +45,8 @@ class Context:
     link_base: str  # the request URL without its query, for Link headers
     method: str
     query: Query
+    diff_limits: DiffLimits = field(default_factory=DiffLimits)
+    estate_root: Path | None = None
 
 
 def dispatch(ctx: Context, raw_path: str) -> Response:
@@ -63,7 +67,12 @@ def dispatch(ctx: Context, raw_path: str) -> Response:
             return _group_projects(ctx, gid)
         case ["groups", gid, "issues"]:
             g = _group(ctx, gid)
-            return _issues(ctx, [p for p in ctx.data.projects if _in_group(p.path, g.full_path)])
+            chosen = [p for p in ctx.data.projects if _in_group(p.path, g.full_path)]
+            # non_archived defaults to true: archived projects' issues are left out unless
+            # non_archived=false (doc/api/issues.md, "List group issues").
+            if (first(ctx.query, "non_archived") or "true").lower() != "false":
+                chosen = [p for p in chosen if not p.archived]
+            return _issues(ctx, chosen)
         case ["projects", pid, "issues"]:
             return _issues(ctx, [_project(ctx, pid)])
         case ["projects", pid]:
@@ -77,13 +86,18 @@ def dispatch(ctx: Context, raw_path: str) -> Response:
         case ["projects", pid, "merge_requests", iid, "diffs"]:
             p = _project(ctx, pid)
             changes = _mr_changes(p, _mr_record(ctx, p, iid))
-            return _page(ctx, [shapes.diff(c) for c in changes])
+            return _page(ctx, _limited(ctx, changes)[0])
         case ["projects", pid, "issues", iid]:
             p = _project(ctx, pid)
             return Response.json(shapes.issue(ctx.data, p, _issue_record(ctx, p, iid)))
         case ["projects", pid, "issues", iid, "notes"]:
             return _issue_notes(ctx, _project(ctx, pid), iid)
     raise ApiError(404, "404 Not Found", "error")
+
+
+def _limited(ctx: Context, changes: list[Any]) -> tuple[list[dict[str, Any]], bool]:
+    """Diff rows under the server's diff limits (see limits.py), and whether files were cut."""
+    return ctx.diff_limits.apply([shapes.diff(c) for c in changes])
 
 
 def _page(ctx: Context, items: list[Any]) -> Response:
@@ -125,6 +139,15 @@ def _group_projects(ctx: Context, gid: str) -> Response:
         if _in_group(p.path, g.full_path)
         and (subgroups or p.namespace.lower() == g.full_path.lower())
     ]
+    # with_shared defaults to true: projects shared into the group are listed with its own
+    # (doc/api/groups.md, "List projects of a group").
+    if (first(ctx.query, "with_shared") or "true").lower() != "false":
+        wanted = g.full_path.lower()
+        chosen += [
+            p
+            for p in ctx.data.projects
+            if p not in chosen and any(s.lower() == wanted for s in p.shared_with)
+        ]
     if bool_param(ctx.query, "archived"):
         chosen = [p for p in chosen if p.archived]
     visibility = first(ctx.query, "visibility")
@@ -164,7 +187,7 @@ def _repository(ctx: Context, p: ProjectInfo, rest: list[str]) -> Response:
             sha = _commit(p, ref)
             info = p.repo.commit(sha)
             changes = p.repo.diff(info.parents[0] if info.parents else None, sha)
-            return _page(ctx, [shapes.diff(c) for c in changes])
+            return _page(ctx, _limited(ctx, changes)[0])
         case ["commits", ref, "refs"]:
             return _commit_refs(ctx, p, _commit(p, ref))
         case ["tree"]:
@@ -269,6 +292,8 @@ def _file(ctx: Context, p: ProjectInfo, path: str, raw: bool) -> Response:
         for k, v in meta.items()
     }
     if raw:
+        if bool_param(ctx.query, "lfs") and ctx.estate_root is not None:
+            content = lfs_object(ctx.estate_root, content) or content
         return Response(200, content, {"Content-Type": "text/plain; charset=utf-8", **headers})
     if ctx.method == "HEAD":
         return Response(200, b"", headers)
@@ -283,6 +308,8 @@ def _archive(ctx: Context, p: ProjectInfo, gzipped: bool) -> Response:
         raise not_found("Commit")
     stem = f"{p.name}-{ref.replace('/', '-')}-{sha}"
     tar = p.repo.archive(sha, f"{stem}/")
+    if ctx.estate_root is not None:
+        tar = archive_with_lfs(ctx.estate_root, tar)  # include_lfs_blobs defaults to true
     body = gzip.compress(tar, mtime=0) if gzipped else tar
     suffix = "tar.gz" if gzipped else "tar"
     return Response(
@@ -300,12 +327,12 @@ def _merge_base(ctx: Context, p: ProjectInfo) -> Response:
     refs = ctx.query.get("refs[]") or ctx.query.get("refs") or []
     if len(refs) < 2:
         raise ApiError(400, "Provide at least 2 refs")
-    shas = {ref: p.repo.resolve(ref) for ref in refs}
-    unknown = [ref for ref, sha in shas.items() if sha is None]
+    shas = [(ref, p.repo.resolve(ref)) for ref in refs]
+    unknown = [ref for ref, sha in shas if sha is None]
     if unknown:
         noun = "refs" if len(unknown) > 1 else "ref"
         raise ApiError(400, f"Could not find {noun}: {', '.join(unknown)}")
-    base = p.repo.merge_base(*[s for s in shas.values() if s])
+    base = p.repo.merge_base(*[s for _, s in shas if s])
     if base is None:
         raise not_found("Merge Base")
     return Response.json(shapes.commit(p, p.repo.commit(base)))
@@ -318,12 +345,13 @@ def _compare(ctx: Context, p: ProjectInfo) -> Response:
     old, new = _commit(p, source), _commit(p, target)
     base = old if bool_param(ctx.query, "straight") else p.repo.merge_base(old, new) or old
     commits = [shapes.commit(p, p.repo.commit(s)) for s in p.repo.rev_list(old, new)]
+    diffs, overflow = _limited(ctx, p.repo.diff(base, new))
     return Response.json(
         {
             "commit": shapes.commit(p, p.repo.commit(new)) if commits else None,
             "commits": commits,
-            "diffs": [shapes.diff(c) for c in p.repo.diff(base, new)],
-            "compare_timeout": False,
+            "diffs": diffs,
+            "compare_timeout": overflow,
             "compare_same_ref": source == target,
             "web_url": f"{p.web_url}/-/compare/{source}...{target}",
         }
@@ -458,16 +486,20 @@ def _issues(ctx: Context, projects: list[ProjectInfo]) -> Response:
     for p in projects:
         for record in ctx.data.issues(p.path):
             row = shapes.issue(ctx.data, p, record)
-            moment = datetime.fromisoformat(row["updated_at"])
+            # GitLab stores microseconds and shows milliseconds: filters and order use what it
+            # stores (doc/api/issues.md; timestamps as in doc/api/rest/index.md "Data validation
+            # and error reporting"), so an issue may be later than the time it shows.
+            stored = datetime.fromisoformat(str(record.get(order) or record.get("updated_at")))
+            moment = datetime.fromisoformat(str(record.get("updated_at") or row["updated_at"]))
             if after and moment < after or before and moment > before:
                 continue
             if state != "all" and row["state"] != state:
                 continue
-            rows.append(row)
-    rows.sort(
-        key=lambda r: (r[order], r["id"]), reverse=(first(ctx.query, "sort") or "desc") == "desc"
-    )
-    return _page(ctx, rows)
+            rows.append((stored, row))
+    # Ties on the sort key come newest id first (GitLab's sort adds "id DESC").
+    rows.sort(key=lambda r: r[1]["id"], reverse=True)
+    rows.sort(key=lambda r: r[0], reverse=(first(ctx.query, "sort") or "desc") == "desc")
+    return _page(ctx, [row for _, row in rows])
 
 
 def _issue_record(ctx: Context, p: ProjectInfo, iid: str) -> dict[str, Any]:
@@ -480,6 +512,12 @@ def _issue_record(ctx: Context, p: ProjectInfo, iid: str) -> dict[str, Any]:
 def _issue_notes(ctx: Context, p: ProjectInfo, iid: str) -> Response:
     record = _issue_record(ctx, p, iid)
     rows = [shapes.note(ctx.data, p, int(iid), n) for n in record.get("notes") or []]
+    # activity_filter: all_notes (default), only_comments, only_activity (doc/api/notes.md).
+    activity = first(ctx.query, "activity_filter") or "all_notes"
+    if activity not in ("all_notes", "only_comments", "only_activity"):
+        raise ApiError(400, "activity_filter does not have a valid value", "error")
+    if activity != "all_notes":
+        rows = [r for r in rows if r["system"] == (activity == "only_activity")]
     order = first(ctx.query, "order_by") or "created_at"
     if order not in ("created_at", "updated_at"):
         raise ApiError(400, "order_by does not have a valid value", "error")

@@ -30,6 +30,7 @@ class ProjectInfo:
     default_branch: str
     repo: GitRepo
     web_url: str
+    shared_with: tuple[str, ...] = ()  # groups this project is shared into (estate.toml)
 
     @property
     def namespace(self) -> str:
@@ -110,6 +111,11 @@ class EstateData:
         return found
 
 
+def _names(value: Any) -> tuple[str, ...]:
+    """A group path or a list of them."""
+    return (value,) if isinstance(value, str) else tuple(str(v) for v in value)
+
+
 def _load(root: Path, overrides: dict[str, dict[str, Any]], issues: IssueFiles) -> EstateData:
     meta = tomllib.loads((root / "estate.toml").read_text(encoding="utf-8"))
     url = str(meta.get("url", "https://gitlab.example")).rstrip("/")
@@ -133,6 +139,7 @@ def _load(root: Path, overrides: dict[str, dict[str, Any]], issues: IssueFiles) 
             default_branch=str(row.get("default_branch", "main")),
             repo=GitRepo(root / "repos" / path),
             web_url=f"{url}/{path}",
+            shared_with=_names(row.get("shared_with", [])),
         )
         projects.append(replace(project, **overrides.get(path, {})))
     return EstateData(

@@ -13,7 +13,18 @@ import re
 import threading
 from dataclasses import dataclass
 
-KINDS = ("429", "500", "502", "503", "drop", "slow", "truncate", "refuse_archive")
+KINDS = (
+    "429",
+    "bare429",
+    "500",
+    "502",
+    "503",
+    "drop",
+    "slow",
+    "truncate",
+    "refuse_archive",
+    "redirect",
+)
 _ARCHIVE = re.compile(r"/repository/archive")
 
 
@@ -26,6 +37,7 @@ class Fault:
     probability: float | None
     delay: float
     status: int
+    location: str | None = None
 
 
 class FaultBook:
@@ -46,12 +58,15 @@ class FaultBook:
         probability: float | None,
         delay: float,
         status: int | None,
+        location: str | None = None,
     ) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown fault {kind!r}; expected one of {', '.join(KINDS)}")
         if probability is not None and not 0.0 <= probability <= 1.0:
             raise ValueError("probability must be between 0 and 1")
-        default_status = 403 if kind == "refuse_archive" else int(kind) if kind.isdigit() else 0
+        default_status = {"refuse_archive": 403, "bare429": 429, "redirect": 302}.get(
+            kind, int(kind) if kind.isdigit() else 0
+        )
         fault = Fault(
             kind=kind,
             remaining=None if probability is not None else times,
@@ -60,6 +75,7 @@ class FaultBook:
             probability=probability,
             delay=delay,
             status=status or default_status,
+            location=location,
         )
         with self._lock:
             self._faults.append(fault)

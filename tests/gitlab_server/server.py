@@ -13,18 +13,20 @@ import hmac
 import socket
 import sys
 import threading
+import time
 import traceback
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from tests.gitlab_server import api
 from tests.gitlab_server.estate import Estate
 from tests.gitlab_server.faults import FaultBook
 from tests.gitlab_server.graphql_api import GraphQLFaults
+from tests.gitlab_server.limits import DiffLimits, RateLimits
 from tests.gitlab_server.wire import ApiError, Response
 
 
@@ -93,17 +95,26 @@ class _Handler(BaseHTTPRequestHandler):
                 owner._stopping.wait(fault.delay)
             elif fault.kind == "truncate":
                 truncate = True
+            elif fault.kind == "redirect":
+                response = Response(302, b"", {"Location": fault.location or "/"})
             else:
                 response = _fault_response(fault.kind, fault.status, fault.retry_after)
         if response is None:
-            response = owner._answer(
-                method,
-                raw_path,
-                query,
-                self.headers.get("PRIVATE-TOKEN"),
-                self.headers.get("Authorization"),
-                body,
-            )
+            # Throttles count before authentication, as Rack::Attack does.
+            throttled, limit_headers = owner.rate_limits.check(raw_path)
+            if throttled:
+                response = Response(429, b"Retry later\n", {"Content-Type": "text/plain"})
+            else:
+                response = owner._answer(
+                    method,
+                    raw_path,
+                    query,
+                    self.headers.get("PRIVATE-TOKEN"),
+                    self.headers.get("Authorization"),
+                    body,
+                )
+            response.headers.update(limit_headers)
+        owner._record_headers(raw_path, dict(self.headers.items()))
         body = response.body
         if truncate:
             body = body[: len(body) // 2]
@@ -125,10 +136,18 @@ def _fault_response(kind: str, status: int, retry_after: float | None) -> Respon
     headers: dict[str, str] = {}
     if retry_after is not None:
         headers["Retry-After"] = f"{retry_after:g}"
+    if kind == "bare429":
+        # GitLab.com's Projects and Groups APIs: no Retry-After, no RateLimit-* headers
+        # (doc/user/gitlab_com/index.md, "Rate limits on GitLab.com").
+        return Response(429, b"Retry later\n", {"Content-Type": "text/plain"})
     if kind == "429":
         headers.update(
             {"RateLimit-Limit": "600", "RateLimit-Remaining": "0", "RateLimit-Observed": "601"}
         )
+        if retry_after is None:
+            # Without Retry-After GitLab still says when the window resets, as a Unix time
+            # (doc/security/rate_limits.md, "Rate limiting responses").
+            headers["RateLimit-Reset"] = str(int(time.time()) + 1)
         return Response.json({"message": "Retry later"}, 429, headers)
     if kind == "refuse_archive":
         message = "403 Forbidden" if status == 403 else f"{status} Not Found"
@@ -159,7 +178,16 @@ class GitLabServer:
         self.verbose = verbose
         self.faults = FaultBook(seed)
         self.graphql = GraphQLFaults()  # faults only POST /api/graphql has
+        self.diff_limits = DiffLimits()  # see limits.py; all off
+        self.rate_limits = RateLimits()  # see limits.py; none
+        # GitLab writes Link headers on its external_url, which a proxy may hide
+        # (doc/api/rest/index.md, "Pagination Link header"): this base replaces <url>/api/v4.
+        self.link_base: str | None = None
+        # Moved projects (old full path -> new): 301 to the new path since GitLab 16.7
+        # (doc/api/rest/index.md, "Redirects"; doc/user/project/working_with_projects.md).
+        self.moved: dict[str, str] = {}
         self.log: list[Request] = []
+        self.headers_seen: list[tuple[str, dict[str, str]]] = []
         self.url = ""
         self._port = port
         self._log_lock = threading.Lock()
@@ -227,6 +255,7 @@ class GitLabServer:
         probability: float | None = None,
         delay: float = 5.0,
         status: int | None = None,
+        location: str | None = None,
     ) -> None:
         """Make the next ``times`` requests matching ``match`` fail with ``fault``.
 
@@ -235,7 +264,8 @@ class GitLabServer:
         ``times=None`` fails every matching request; ``probability`` fails each matching request
         on a draw from the seeded RNG instead. ``retry_after`` adds a ``Retry-After`` header
         (omitted when None). ``delay`` is the sleep of "slow"; ``status`` (403 or 404) the answer
-        of "refuse_archive", which only ever matches archive requests.
+        of "refuse_archive", which only ever matches archive requests; ``location`` where
+        "redirect" sends the client (302).
         """
         self.faults.add(
             fault,
@@ -245,10 +275,12 @@ class GitLabServer:
             probability=probability,
             delay=delay,
             status=status,
+            location=location,
         )
 
     def clear_faults(self) -> None:
         self.faults.clear()
+        self.rate_limits.clear()
 
     def set_visibility(self, path: str, visibility: str) -> None:
         """Serve ``path`` with another visibility from now on (estate.toml is not written)."""
@@ -263,6 +295,10 @@ class GitLabServer:
             return [r for r in self.log if pattern in r.path]
 
     # internals
+    def _record_headers(self, path: str, headers: dict[str, str]) -> None:
+        with self._log_lock:
+            self.headers_seen.append((path, headers))
+
     def _record(self, method: str, path: str, query: dict[str, list[str]], status: int) -> None:
         flat = {k: v[0] if len(v) == 1 else list(v) for k, v in query.items()}
         with self._log_lock:
@@ -291,12 +327,18 @@ class GitLabServer:
             return graphql_api.answer(self.estate.data(), body, self.graphql)
         if method not in ("GET", "HEAD"):
             return Response.json({"message": "405 Method Not Allowed"}, 405)
+        moved = self._moved(raw_path, query)
+        if moved is not None:
+            return moved
+        api_url = f"{self.url}/api/v4"
         ctx = api.Context(
             data=self.estate.data(),
-            api_url=f"{self.url}/api/v4",
-            link_base=f"{self.url}{raw_path}",
+            api_url=api_url,
+            link_base=(self.link_base or api_url) + raw_path.removeprefix("/api/v4"),
             method=method,
             query=query,
+            diff_limits=self.diff_limits,
+            estate_root=self.estate.root,
         )
         try:
             return api.dispatch(ctx, raw_path)
@@ -306,3 +348,19 @@ class GitLabServer:
             # a bug in the server must show in the test output, not only as a 500 to the client
             traceback.print_exc(file=sys.stderr)
             return Response.json({"message": "500 Internal Server Error"}, 500)
+
+    def _moved(self, raw_path: str, query: dict[str, list[str]]) -> Response | None:
+        parts = raw_path.split("/", 5)  # "", api, v4, projects, id, rest
+        if len(parts) < 5 or parts[3] != "projects":
+            return None
+        new = {k.lower(): v for k, v in self.moved.items()}.get(unquote(parts[4]).lower())
+        if new is None:
+            return None
+        parts[4] = quote(new, safe="")
+        target = f"{self.url}{'/'.join(parts)}"
+        flat = "&".join(f"{quote(k)}={quote(v)}" for k, vs in query.items() for v in vs)
+        return Response.json(
+            {"message": "301 Moved Permanently"},
+            301,
+            {"Location": target + (f"?{flat}" if flat else "")},
+        )
