@@ -103,6 +103,7 @@ PARTICLES = frozenset({"in", "on", "up", "out", "off", "down", "over"})
 MIN_SPLIT_CHARS = 5  # shorter words are not worth splitting ("setup" is the shortest kind)
 MIN_PART_CHARS = 2  # "up" in "set up"
 MAX_SPLIT_WORDS = 12  # each split probes a few terms: bound the probes per question
+MAX_VARIANT_PROBES = 16  # joined pairs, and punctuated compounds, tried per question
 
 
 def joins(question: str, terms: list[str]) -> list[tuple[str, str]]:
@@ -124,6 +125,8 @@ def joins(question: str, terms: list[str]) -> list[tuple[str, str]]:
         if len(joined) <= MAX_WORD_CHARS and joined not in seen:
             seen.add(joined)
             out.append((first, second))
+            if len(out) == MAX_VARIANT_PROBES:
+                break
     return out
 
 
@@ -198,6 +201,8 @@ def compounds(question: str) -> list[str]:
             phrase = " ".join(parts)
             if phrase not in out:
                 out.append(phrase)
+                if len(out) == MAX_VARIANT_PROBES:
+                    break
     return out
 
 

@@ -9,7 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from scout.retrieve import compounds, joins, literal, query_terms, retrieve, split, variants
+from scout.retrieve import (
+    MAX_VARIANT_PROBES,
+    compounds,
+    joins,
+    literal,
+    query_terms,
+    retrieve,
+    split,
+    variants,
+)
 from scout.store import PassageRecord, Store
 from tests.fakes.corpus import filler, make_store, passage
 
@@ -86,6 +95,15 @@ def test_variants_are_literals_joined_or_split_as_the_corpus_writes() -> None:
 )
 def test_words_joined_by_punctuation_become_phrases(question: str, phrases: list[str]) -> None:
     assert compounds(question) == phrases
+
+
+def test_variant_probes_are_bounded_for_long_questions() -> None:
+    def word(i: int) -> str:
+        return "".join(chr(ord("a") + int(d)) for d in f"{i:03d}")
+
+    question = " ".join(f"{word(i)}x-{word(i)}y {word(i)}z up" for i in range(500))
+    assert len(joins(question, query_terms(question))) == MAX_VARIANT_PROBES
+    assert len(compounds(question)) == MAX_VARIANT_PROBES
 
 
 def test_a_compound_phrase_is_kept_only_where_the_corpus_has_it() -> None:
