@@ -195,6 +195,11 @@ def measure(
             agreement = overlap(results[name], results[reference])
             figures[name]["overlap_at_8_vs_" + reference] = agreement
     figures["scout"]["overlap_at_8_vs_before"] = overlap(results["scout"], results["scout_before"])
+    # Scout's own full ranking (no first stage): the two stages must give exactly its top 8.
+    # "before" differs by design since spelling variants and copies of a section were added.
+    with Store.open(db) as store:
+        full = [[hit.id for hit in retrieve(store, q, TOP, budget=10**9)] for q in questions]
+    figures["scout"]["overlap_at_8_vs_full"] = overlap(results["scout"], full)
     return figures
 
 

@@ -58,6 +58,7 @@ CHECKS = ("corpus_rules", "resolves", "addresses")
 CONCURRENCY = 4
 READ_AHEAD = 16
 MAX_ISSUE_FAILURES = 3  # sweeps in a row an issue may stop before it is recorded and passed
+RULES_SETTING = "sweep_rules"  # the corpus rules' fingerprint accepted signposts were checked by
 
 
 @dataclass
@@ -283,10 +284,6 @@ class Sweep:
         notes = self.forge.forge.issue_notes
         return pool.submit(lambda: list(notes(issue)))
 
-    def _confidential(self, issue: Issue) -> bool:
-        """Confidential issues are read only when ``ingest.include_confidential`` says so."""
-        return issue.confidential and not self.config.ingest.include_confidential
-
     def _project_qualifies(self, path: str) -> str | None:
         try:
             project = self.forge.project(path)
@@ -294,6 +291,10 @@ class Sweep:
             return "issue_project_not_found"
         verdict = self.rules.project(project)
         return None if verdict else f"issue_{verdict.reason}"
+
+    def _confidential(self, issue: Issue) -> bool:
+        """A confidential issue the config does not let the sweep read (its members' business)."""
+        return issue.confidential and not self.config.ingest.include_confidential
 
     def _stage(
         self,
@@ -344,6 +345,7 @@ class Sweep:
                 done: Future[Verdict] = Future()
                 done.set_result(self.validator.judge(pending))
                 staged.judged.append(done)
+                self.progress.advance("references")
         del notes, question
         return staged
 
@@ -353,8 +355,9 @@ class Sweep:
         return verdict
 
     def _commit_ready(self, staged: deque[_Staged], keep: int) -> None:
-        """Commit staged issues in order until at most ``keep`` wait (waiting on judgements)."""
-        while len(staged) > keep:
+        """Commit staged issues in order: every one already judged, then (waiting for their
+        judgements) as many as it takes to leave at most ``keep`` staged."""
+        while staged and (len(staged) > keep or staged[0].complete()):
             self._commit(staged.popleft())
 
     def _commit(self, staged: _Staged) -> None:
@@ -422,7 +425,13 @@ class Sweep:
 
     def _revalidate(self) -> None:
         """Accepted signposts whose target moved: re-read at the new head, or withdrawn; withdrawn
-        ones whose project moved: reinstated when their target is back."""
+        ones whose project moved: reinstated when their target is back.
+
+        After a change of corpus rules every accepted signpost counts as moved: a target the
+        new rules keep out must go without waiting for a commit.
+        """
+        before = self.store.setting(RULES_SETTING)
+        rules_changed = before is not None and before != self.rules.fingerprint
         rows = self.store.signposts(status="accepted") + self.store.signposts(
             status="rejected", withdrawn=True
         )
@@ -433,7 +442,7 @@ class Sweep:
             if project in self.summary.failed:
                 continue
             try:
-                if not self._moved(row):
+                if not (rules_changed and row.withdrawn_at is None) and not self._moved(row):
                     continue
                 change = recheck_one(self.store, self.validator, row)
             except ForgeError as exc:
@@ -445,3 +454,6 @@ class Sweep:
             self.summary.revalidated += 1
             if change is not None and change["after"]["status"] == "withdrawn":
                 self.summary.withdrawn += 1
+        if before != self.rules.fingerprint and not self.summary.failed:
+            # a project that could not be read is re-checked against the new rules next time
+            self.store.set_setting(RULES_SETTING, self.rules.fingerprint)

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from scout.errors import ScoutError, UsageError
+from scout.progress import Progress
 
 if TYPE_CHECKING:
     from ingest.sweep import SweepSummary
@@ -36,7 +37,6 @@ _INTERVAL = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 Cycle = Callable[[threading.Event], dict[str, Any]]
-Progress = Callable[[str], None]
 
 
 def trigger_for(schedule: str) -> Any:
@@ -131,11 +131,22 @@ def describe_cycle(result: dict[str, Any]) -> str:
     return f"index: {describe_index(result['index'])}\nsweep: {describe_sweep(result['sweep'])}"
 
 
+class _NoOverlapNoise(logging.Filter):
+    """A run that falls due while the previous cycle still runs is skipped by design
+    (``max_instances=1``); APScheduler warns about each one, every second on a short interval."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "maximum number of running instances reached" not in record.getMessage()
+
+
 def quiet_scheduler_logs() -> None:
     """APScheduler logs every job start and success at INFO, including after a failed cycle
     (the cycle catches its own errors, so to the scheduler every run "executed successfully"):
-    keep only its warnings, such as a skipped or missed run."""
+    keep only its warnings that need an operator, such as a missed run."""
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    scheduler_log = logging.getLogger("apscheduler.scheduler")
+    if not any(isinstance(f, _NoOverlapNoise) for f in scheduler_log.filters):
+        scheduler_log.addFilter(_NoOverlapNoise())
 
 
 class Worker:
@@ -152,8 +163,13 @@ class Worker:
         self._busy = threading.Lock()
 
     @classmethod
-    def for_config(cls, config: Config, progress: Progress | None = None) -> Worker:
-        return cls(config.ingest.schedule, lambda stop: run_cycle(config, stop, progress))
+    def for_config(cls, config: Config, progress: Callable[[], Progress] | None = None) -> Worker:
+        """A worker running :func:`run_cycle`; ``progress`` makes each cycle's display."""
+
+        def cycle(stop: threading.Event) -> dict[str, Any]:
+            return run_cycle(config, stop, progress() if progress else None)
+
+        return cls(config.ingest.schedule, cycle)
 
     def next_run(self) -> datetime | None:
         fire: datetime | None = self.trigger.get_next_fire_time(None, datetime.now(UTC))

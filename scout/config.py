@@ -80,6 +80,9 @@ class DocsSiteConfig(_Section):
     project: str
     root: str = "docs/"
     check_live: bool = False
+    # How page URLs map to sources; "auto" reads which generator the repository's config file
+    # (mkdocs.yml, hugo.toml, conf.py, docusaurus.config.js) names, and tries each when none.
+    generator: Literal["auto", "mkdocs", "hugo", "sphinx", "docusaurus"] = "auto"
 
     @field_validator("url")
     @classmethod
@@ -101,7 +104,7 @@ class IngestConfig(_Section):
     schedule: str = "*/30 * * * *"
     # addresses judgements (model calls) in flight at once during a sweep
     concurrency: int = Field(default=4, ge=1, le=32)
-    # confidential issues and internal notes are skipped unless this says to read them
+    # Confidential issues and internal notes are for project members: unread unless asked for.
     include_confidential: bool = False
 
 

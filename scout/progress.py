@@ -34,6 +34,12 @@ class Progress:
     def close(self) -> None:
         """The work is over: finish the display."""
 
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
     def __call__(self, message: str) -> None:
         # the older hook was a plain function taking one message
         self.note(message)

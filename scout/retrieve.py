@@ -298,14 +298,25 @@ def retrieve(
     if not rare:
         return _ranked(store, scored, [], limit)
     total = store.passage_count()
-    # The common terms' counts were capped at the budget; their bounds need the real ones.
+    capped = dict(zip(terms, counts, strict=True))
+    common = [t for t in scored if t not in rare]
+    # Counts capped at the budget overstate a common term's bound: a question they send to the
+    # full ranking might have been proven by a first stage, at no cost to exactness.
+    if sum(max_score(total, capped[t]) for t in common) > sum(
+        max_score(total, capped[t]) for t in rare
+    ):
+        # The common terms could outscore the rare ones: the first stage would rarely prove
+        # its rows (measured on realdocs-dev at 100k: two thirds of chatty questions failed),
+        # and a failed proof costs more than the full ranking it then runs anyway.
+        return _ranked(store, scored, [], limit)
+    # The proof needs the common terms' real counts (theirs were capped at the budget).
     hits_of = {
         term: n if n <= budget else store.count_matches(literal(term), total + 1)
-        for term, n in zip(terms, counts, strict=True)
+        for term, n in capped.items()
     }
     bound = {term: max_score(total, hits_of[term]) for term in scored}
+    common.sort(key=lambda t: -bound[t])
     hits, worst = _fetch(store, scored, rare, limit)
-    common = sorted((t for t in scored if t not in rare), key=lambda t: -bound[t])
     # A row matched by common terms alone scores at best -sum(their bounds). While that cannot
     # reach the worst row kept, the top rows are exactly the full ranking's. Otherwise the
     # common terms with the highest bounds join the rare ones until it cannot: the worst row
@@ -319,7 +330,8 @@ def retrieve(
             break
         widened.append(term)
         unsure -= bound[term]
-    if len(widened) == len(scored):
+    # A widened stage runs two queries over its rows, the full ranking one over all of them.
+    if 2 * sum(hits_of[t] for t in widened) >= sum(hits_of[t] for t in scored):
         return _ranked(store, scored, [], limit)
     hits, worst = _fetch(store, scored, widened, limit)
     if worst is None or -unsure <= worst:

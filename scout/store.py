@@ -61,6 +61,7 @@ class ProjectRow:
     web_url: str
     indexed_sha: str | None
     indexed_at: str | None
+    rules: str | None = None  # fingerprint of the corpus rules the project was indexed under
 
 
 def _m1_corpus() -> str:
@@ -213,12 +214,29 @@ def _m5_issue_failures() -> str:
         """
 
 
+def _m6_corpus_rules() -> str:
+    """The corpus rules each project was indexed under, and the ones the sweep last checked by.
+
+    A change of rules (a new ``exclude_paths``) must take effect without waiting for a commit:
+    ``scout index`` re-reads a project whose fingerprint differs, and the sweep re-checks every
+    accepted signpost when ``settings.sweep_rules`` differs from the configured rules.
+    """
+    return """
+        alter table projects add column rules text;
+        create table settings (
+            key text primary key,
+            value text not null
+        );
+        """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     _m1_corpus,
     _m2_questions,
     _m3_signposts,
     _m4_question_cost,
     _m5_issue_failures,
+    _m6_corpus_rules,
 ]
 
 
@@ -297,10 +315,12 @@ class Store:
     # ------------------------------------------------------------------ projects and corpus
     def projects(self) -> dict[str, ProjectRow]:
         rows = self.db.execute(
-            "select path, visibility, archived, default_branch, web_url, indexed_sha, indexed_at "
-            "from projects order by path"
+            "select path, visibility, archived, default_branch, web_url, indexed_sha, indexed_at, "
+            "rules from projects order by path"
         ).fetchall()
-        return {r[0]: ProjectRow(r[0], r[1], bool(r[2]), r[3], r[4], r[5], r[6]) for r in rows}
+        return {
+            r[0]: ProjectRow(r[0], r[1], bool(r[2]), r[3], r[4], r[5], r[6], r[7]) for r in rows
+        }
 
     def replace_project(
         self,
@@ -317,9 +337,8 @@ class Store:
                 self._insert_passage(record)
                 count += 1
             self.db.execute(
-                "insert or replace into projects "
-                "(path, visibility, archived, default_branch, web_url, indexed_sha, indexed_at) "
-                "values (?, ?, ?, ?, ?, ?, ?)",
+                "insert or replace into projects (path, visibility, archived, default_branch, "
+                "web_url, indexed_sha, indexed_at, rules) values (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     project.path,
                     project.visibility,
@@ -328,6 +347,7 @@ class Store:
                     project.web_url,
                     project.indexed_sha,
                     project.indexed_at,
+                    project.rules,
                 ],
             )
         return count
@@ -431,6 +451,27 @@ class Store:
         except sqlite3.OperationalError as exc:
             raise StoreError(f"search failed on {self.path}: {exc}") from exc
         return int(row[0])
+
+    def setting(self, key: str) -> str | None:
+        row = self.db.execute("select value from settings where key = ?", [key]).fetchone()
+        return str(row[0]) if row else None
+
+    def set_setting(self, key: str, value: str) -> None:
+        with self.transaction():
+            self.db.execute(
+                "insert or replace into settings (key, value) values (?, ?)", [key, value]
+            )
+
+    def withdraw(self, signpost_id: int, check: str, reason: str, checks: str) -> None:
+        """Withdraw an accepted verdict whose target no longer qualifies; its passages go."""
+        stamp = now()
+        with self.transaction():
+            self.db.execute(
+                "update signposts set status = 'rejected', check_name = ?, reason = ?, "
+                "checks = ?, checked_at = ?, withdrawn_at = ? where id = ?",
+                [check, reason, checks, stamp, stamp, signpost_id],
+            )
+            self._drop_orphan_passages()
 
     # ------------------------------------------------------------------ issues and signposts
     def cursor(self, scope: str) -> str | None:

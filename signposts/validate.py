@@ -20,6 +20,7 @@ propagates, so the sweep stops before the issue and a later sweep tries it again
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -35,7 +36,7 @@ from scout.providers.base import Provider
 from scout.store import PassageRecord, now
 from signposts.cache import CachedForge
 from signposts.diffs import added_lines, file_change, map_lines, meaningful, whole_file_diff
-from signposts.docs_map import source_candidates
+from signposts.docs_map import detect_generator, find_source, source_candidates
 from signposts.references import Reference
 
 CheckName = Literal["corpus_rules", "resolves", "addresses"]
@@ -45,8 +46,9 @@ ADDRESSES = "addresses the issue's question"
 NOT_ADDRESSES = "does not address the issue's question"
 _LEXICAL = re.compile(r"the target shares (\d{1,6}) of (\d{1,6}) question terms \(lexical check\)")
 CANNOT_CHECK = "cannot check: "
-LIVE_TIMEOUT = 5.0
-LIVE_MAX_BYTES = 2 << 20
+LIVE_DEADLINE = 5.0  # for one page's whole live check, redirects included
+LIVE_HOPS = 4
+REDIRECTS = (301, 302, 303, 307, 308)
 
 
 @dataclass(frozen=True)
@@ -137,13 +139,14 @@ class Validator:
         provider: Provider,
         docs_sites: list[DocsSiteConfig] | tuple[DocsSiteConfig, ...] = (),
         *,
-        live_client: Any | None = None,
+        live_deadline: float = LIVE_DEADLINE,
     ) -> None:
         self.forge: Any = forge if isinstance(forge, CachedForge) else CachedForge(forge)
         self.rules = rules
         self.provider = provider
         self.docs_sites = {site.url: site for site in docs_sites}
-        self.live_client = live_client
+        self.live_deadline = live_deadline
+        self._live: dict[str, str | None] = {}  # docs URL -> why it failed its live check
 
     # ------------------------------------------------------------------ entry point
     def validate(self, reference: Reference, question: str) -> Verdict:
@@ -275,6 +278,9 @@ class Validator:
         return self._resolve_docs_page(reference, target, head)
 
     def _read_text(self, project: Project, sha: str, path: str) -> str | None:
+        # The path actually read, whatever the issue wrote: a rename, a docs mapping or a
+        # change's file list may lead somewhere the corpus rules keep out.
+        self._path_rules(path)
         try:
             data: bytes = self.forge.read(project, sha, path)
         except NotFound:
@@ -307,8 +313,7 @@ class Validator:
             target.path = path
         text = self._read_text(project, head, path)
         if text is None:
-            since = f" (it existed at {pinned[:12]})" if pinned else ""
-            raise _Failed("resolves", f"{path} does not exist at the head {head[:12]}{since}")
+            raise _Failed("resolves", self._missing(project, path, pinned, head))
         total = count_lines(text.encode("utf-8"))
         if lines and lines[1] > total:
             raise _Failed("resolves", f"line {lines[1]} of {path} is past its end ({total} lines)")
@@ -317,6 +322,18 @@ class Validator:
         target.passages = self._file_passages(project, head, path, text, lines, target.key)
         where = f" L{lines[0]}-{lines[1]}" if lines else ""
         return f"{path}{where} exists at {head[:12]}"
+
+    def _missing(self, project: Project, path: str, pinned: str | None, head: str) -> str:
+        """Why a file is not at the head, without contradicting itself: deleted since the sha the
+        link pinned (it was there), never there (not at the pinned sha either), or simply absent
+        (the link pinned nothing older than the head)."""
+        if not pinned or pinned == head:
+            return f"{path} does not exist at the head {head[:12]}"
+        if self._read_or_none(project, pinned, path) is not None:
+            return f"{path} was deleted since {pinned[:12]}"
+        return (
+            f"{path} does not exist at {pinned[:12]} (the linked sha) nor at the head {head[:12]}"
+        )
 
     def _map_lines(
         self, project: Project, old: str, head: str, path: str, lines: tuple[int, int]
@@ -332,6 +349,7 @@ class Validator:
             return lines, path
         if diff.deleted_file:
             raise _Failed("resolves", f"{path} was deleted since {old[:12]}")
+        self._path_rules(diff.new_path)  # renamed into an excluded folder: not read
         mapped = map_lines(diff.diff, lines)
         if mapped is None:
             raise _Failed(
@@ -523,6 +541,8 @@ class Validator:
         if parent is None:
             return False
         for diff in diffs:
+            if not (self.rules.path(diff.new_path) and self.rules.path(diff.old_path)):
+                continue  # an excluded file's content is not read, not even to compare it
             now_text = self._read_or_none(project, head, diff.new_path)
             before = None if diff.new_file else self._read_or_none(project, parent, diff.old_path)
             if now_text != before:
@@ -530,6 +550,7 @@ class Validator:
         return True
 
     def _read_or_none(self, project: Project, sha: str, path: str) -> bytes | None:
+        self._path_rules(path)
         try:
             return bytes(self.forge.read(project, sha, path))
         except NotFound:
@@ -539,13 +560,8 @@ class Validator:
         project = target.project
         site = self.docs_sites.get(reference.docs_site or "")
         assert project is not None and site is not None
-        for candidate in source_candidates(reference.path or "", site.root):
-            if not self.rules.path(candidate):
-                continue
-            text = self._read_text(project, head, candidate)
-            if text is not None:
-                break
-        else:
+        candidate, text = self._docs_source(project, head, reference.path or "", site)
+        if candidate is None or text is None:
             raise _Failed("resolves", f"no source file under {site.root} builds {reference.url}")
         target.path = candidate
         sections = split_document(candidate, text, self._include_reader(project, head))
@@ -566,6 +582,34 @@ class Validator:
         target.passages = self._records(project, head, candidate, chosen, "docs", target.key)
         return f"{reference.url} is built from {candidate} at {head[:12]}"
 
+    def _docs_source(
+        self, project: Project, head: str, page: str, site: DocsSiteConfig
+    ) -> tuple[str | None, str | None]:
+        """The source file (and its text) that builds a docs page: the generator's usual
+        candidates first, then, from the tree listing, the file whose front matter or path the
+        generator publishes at that URL (`signposts.docs_map`)."""
+        for candidate in source_candidates(page, site.root, site.generator):
+            if self.rules.path(candidate):
+                text = self._read_text(project, head, candidate)
+                if text is not None:
+                    return candidate, text
+        paths = [e.path for e in self.forge.files(project, head) if e.kind == "blob"]
+        generator: str = site.generator
+        if generator == "auto":
+            generator = detect_generator(paths, site.root) or "auto"
+
+        def read(path: str) -> str | None:
+            if not self.rules.path(path):
+                return None
+            try:
+                return self._read_text(project, head, path)
+            except _Failed:
+                return None
+
+        allowed = [p for p in paths if self.rules.path(p)]
+        found = find_source(page, site.root, generator, allowed, read)
+        return (found, read(found)) if found is not None else (None, None)
+
     def _include_reader(self, project: Project, head: str) -> Callable[[str], str | None]:
         """Reads the files a docs page includes: regular files the corpus rules allow (the
         tree listing, fetched only when a page has an include, tells symlinks apart)."""
@@ -584,33 +628,13 @@ class Validator:
         return read
 
     def _check_live(self, url: str, site_url: str) -> None:
-        """The page answers 200 on the docs site itself; redirects are followed only on-site."""
-        import httpx
-
-        client = self.live_client or httpx.Client(timeout=LIVE_TIMEOUT, follow_redirects=False)
-        try:
-            for _hop in range(4):
-                with client.stream("GET", url) as response:
-                    if response.is_redirect:
-                        location = str(response.url.join(response.headers.get("location", "")))
-                        if not location.startswith(site_url):
-                            raise _Failed("resolves", f"{url} redirects off the docs site")
-                        url = location
-                        continue
-                    if response.status_code != 200:
-                        raise _Failed("resolves", f"{url} answered {response.status_code}")
-                    size = 0
-                    for chunk in response.iter_bytes():
-                        size += len(chunk)
-                        if size > LIVE_MAX_BYTES:
-                            break
-                    return
-            raise _Failed("resolves", f"{url} redirects too many times")
-        except httpx.HTTPError as exc:
-            raise _Failed("resolves", f"{url} did not answer: {exc.__class__.__name__}") from None
-        finally:
-            if self.live_client is None:
-                client.close()
+        """The page answers 200 on the docs site itself, asked once per run (memoised)."""
+        page = url.split("#", 1)[0]  # the anchor is never sent: one page, one check
+        if page not in self._live:
+            self._live[page] = live_failure(page, site_url, self.live_deadline)
+        failure = self._live[page]
+        if failure is not None:
+            raise _Failed("resolves", failure)
 
     # ------------------------------------------------------------------ 3. addresses
     def _addresses(self, question: str, target: _Target) -> str:
@@ -630,3 +654,53 @@ class Validator:
         if not output.addresses:
             raise _Failed("addresses", NOT_ADDRESSES + counts)
         return ADDRESSES + counts
+
+
+# ---------------------------------------------------------------------- live docs check
+def live_failure(url: str, site_url: str, deadline: float = LIVE_DEADLINE) -> str | None:
+    """Why the docs site does not serve ``url`` (None: it answers 200), within one deadline.
+
+    Only the status is asked for (HEAD, or a GET closed before its body when HEAD is refused),
+    and redirects are followed only on the site. A per-read timeout cannot bound a server that
+    drips its answer a byte at a time, so the probe runs in a daemon thread and the deadline is
+    waited for here: the sweep goes on, and a dripping probe dies with the process.
+    """
+    outcome: list[str | None] = []
+    probe = threading.Thread(
+        target=lambda: outcome.append(_probe(url, site_url, deadline)),
+        name="scout-live-check",
+        daemon=True,
+    )
+    probe.start()
+    probe.join(deadline)
+    if not outcome:
+        return f"{url} did not answer within {deadline:g} s"
+    return outcome[0]
+
+
+def _probe(url: str, site_url: str, deadline: float) -> str | None:
+    import httpx
+
+    with httpx.Client(timeout=deadline, follow_redirects=False) as client:
+        try:
+            for _hop in range(LIVE_HOPS):
+                status, location = _status(client, url)
+                if status in REDIRECTS:
+                    target = str(httpx.URL(url).join(location))
+                    if not target.startswith(site_url):
+                        return f"{url} redirects off the docs site"
+                    url = target
+                    continue
+                return None if status == 200 else f"{url} answered {status}"
+        except httpx.HTTPError as exc:
+            return f"{url} did not answer: {exc.__class__.__name__}"
+    return f"{url} redirects too many times"
+
+
+def _status(client: Any, url: str) -> tuple[int, str]:
+    """HEAD; a server that refuses HEAD gets a GET whose body is never read."""
+    response = client.head(url)
+    if response.status_code in (405, 501):
+        with client.stream("GET", url) as streamed:
+            return streamed.status_code, streamed.headers.get("location", "")
+    return response.status_code, response.headers.get("location", "")

@@ -39,7 +39,8 @@ def test_the_smoke_run_prints_the_table_and_writes_every_figure(tmp_path: Path) 
     assert set(result) >= {"machine", "retrieval", "ask", "indexing", "memory", "sweep"}
     retrieval = result["retrieval"]["2000"]
     assert set(retrieval) >= {"scout", "scout_before", "tantivy_bm25f", "tantivy"}
-    assert retrieval["scout"]["overlap_at_8_vs_before"] == 1.0
+    assert retrieval["scout"]["overlap_at_8_vs_full"] == 1.0
+    assert retrieval["scout"]["overlap_at_8_vs_before"] >= 0.9
     assert set(result["ask"]["2000"]) >= {"wall_p50_ms", "startup_ms", "retrieval_ms", "rest_ms"}
     assert result["indexing"]["unchanged_forge_requests"].keys() <= {"projects", "head"}
     sweep = result["sweep"]["40"]

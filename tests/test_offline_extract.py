@@ -97,6 +97,7 @@ def test_markup_is_taken_out_of_the_extract() -> None:
         ("Heading {#anchor-id}", "Heading "),
         ("See :doc:`/cli-usage` and :ref:`config <cfg>`.", "See /cli-usage and config."),
         ("Set ``ssl_verify`` to a path.", "Set `ssl_verify` to a path."),
+        ("`GitHub Pages`_ serves static HTML.", "GitHub Pages serves static HTML."),
         ("<kbd>Ctrl</kbd> + <kbd>C</kbd>", "Ctrl + C"),
         ("```sh\nrm -rf /\n```\nAfter.", "After."),
     ],

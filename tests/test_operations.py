@@ -7,6 +7,8 @@ Every process here is the real ``scout`` in a subprocess, stopped by a real sign
 from __future__ import annotations
 
 import json
+import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -19,6 +21,7 @@ import click
 import pytest
 
 from scout.cli.main import cli
+from scout.cli.progress import LogProgress
 from scout.demo.builder import EstateBuilder
 from scout.demo.estate import build_demo_estate
 from tests.conftest import Result, render_config
@@ -27,8 +30,24 @@ DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 SCOUT = [sys.executable, "-m", "scout"]
 
 
-def _demo(tmp_path: Path, *, provider: str = "offline", schedule: str | None = None) -> Path:
+def _demo(
+    tmp_path: Path, *, provider: str = "offline", schedule: str | None = None, extra: int = 0
+) -> Path:
+    """The demo estate, plus ``extra`` issues that each need one judgement."""
     build_demo_estate(tmp_path / "estate")
+    with (tmp_path / "estate" / "issues" / "acme" / "ledger.jsonl").open("a") as issues:
+        for n in range(extra):
+            record = {
+                "iid": 1000 + n,
+                "title": f"Rounding question {n}: how are FX rates rounded?",
+                "description": "See src/ledger/rates.py#L13 for the rule.",
+                "state": "opened",
+                "created_at": "2026-03-01T00:00:00Z",
+                "updated_at": f"2026-03-02T{n // 60:02d}:{n % 60:02d}:00Z",
+                "web_url": f"https://gitlab.acme.example/acme/ledger/-/issues/{1000 + n}",
+                "notes": [],
+            }
+            issues.write(json.dumps(record) + "\n")
     text = DEMO_CONFIG.read_text().replace('provider = "offline"', f'provider = "{provider}"')
     if schedule is not None:
         text = text.replace('schedule = "*/30 * * * *"', f'schedule = "{schedule}"')
@@ -93,11 +112,13 @@ def slow_claude(claude_bin: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     return pids
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_during_a_worker_sweep_commits_the_current_issue_and_exits_0(
     tmp_path: Path, scout: Callable[..., Result], slow_claude: Path, signum: int
 ) -> None:
-    config = _demo(tmp_path, provider="claude-local", schedule="1s")
+    # 40 more judgements than the demo's: more than 4 at a time can finish before the signal
+    config = _demo(tmp_path, provider="claude-local", schedule="1s", extra=40)
     db = tmp_path / "scout.db"
     process = subprocess.Popen(
         [*SCOUT, "--config", str(config), "worker", "--json"],
@@ -115,6 +136,7 @@ def test_a_signal_during_a_worker_sweep_commits_the_current_issue_and_exits_0(
     assert process.returncode == 0, err
     assert json.loads(out) == {"cycles": 1}
     assert "Traceback" not in err and "Error" not in err, err
+    assert "apscheduler" not in err  # not even "skipped: maximum number of running instances"
     assert "stopped early by a signal" in err
     committed = _whole_issues(db)
     # the sweep was stopped part-way: a later sweep reads the rest, and ends whole
@@ -124,6 +146,7 @@ def test_a_signal_during_a_worker_sweep_commits_the_current_issue_and_exits_0(
     assert _whole_issues(db) > committed
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_sweep_exits_130_keeps_whole_issues_and_kills_claude(
     tmp_path: Path, scout: Callable[..., Result], slow_claude: Path
 ) -> None:
@@ -183,6 +206,7 @@ def test_ctrl_c_during_ask_exits_130_and_kills_the_claude_child(
     assert _query(db, "select count(*) from questions") == [(0,)]
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_index_exits_130(tmp_path: Path) -> None:
     # many small projects, so the index has many commit points to be interrupted between
     builder = EstateBuilder(tmp_path / "estate")
@@ -229,6 +253,7 @@ def test_worker_once_text_shows_the_index_and_the_sweep(
     assert [line for line in lines if line.startswith("sweep: read 7 issue(s) and ")]
 
 
+@pytest.mark.slow
 def test_worker_logs_are_readable_and_say_when_the_next_cycle_runs(tmp_path: Path) -> None:
     config = _demo(tmp_path, schedule="1s")
     process = subprocess.Popen(
@@ -336,6 +361,7 @@ def test_ask_dash_reads_the_question_from_stdin(
     assert empty.code == 2 and empty.stdout == ""
 
 
+@pytest.mark.slow
 def test_the_demo_prints_a_command_that_runs_where_scout_is_not_on_path(
     tmp_path: Path, scout: Callable[..., Result]
 ) -> None:
@@ -374,6 +400,7 @@ def _most_at_once(spans: Path) -> int:
     return most
 
 
+@pytest.mark.slow
 def test_judgements_run_concurrently_within_the_bound_with_the_same_verdicts(
     tmp_path: Path, scout: Callable[..., Result], claude_bin: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -404,3 +431,121 @@ def test_judgements_run_concurrently_within_the_bound_with_the_same_verdicts(
     assert one_most == 1
     assert three_most == 3
     assert three_seconds < one_seconds * 0.7
+
+
+# ---------------------------------------------------------------------- progress
+def _on_a_terminal(*args: str, cwd: Path) -> tuple[int, str, str]:
+    """Run scout with stderr on a pseudo-terminal (stdout stays a pipe); returns what each got."""
+    import pty
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
+    process = subprocess.Popen(
+        [*SCOUT, *args], stdout=subprocess.PIPE, stderr=slave, text=True, cwd=cwd, env=env
+    )
+    os.close(slave)
+    chunks: list[bytes] = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    out, _ = process.communicate(timeout=60)
+    os.close(master)
+    return process.returncode, out, b"".join(chunks).decode("utf-8", errors="replace")
+
+
+@pytest.mark.slow
+def test_on_a_terminal_each_phase_is_one_updating_line_with_counts_and_rate(
+    tmp_path: Path,
+) -> None:
+    config = _demo(tmp_path)
+    code, out, err = _on_a_terminal("--config", str(config), "index", cwd=tmp_path)
+    assert code == 0 and out.startswith("indexed 3 project(s)")
+    assert "projects" in err and "files" in err and "/s" in err
+    code, out, err = _on_a_terminal("--config", str(config), "sweep", cwd=tmp_path)
+    assert code == 0 and out.startswith("read 7 issue(s)")
+    final = err.replace("\r\n", "\n").split("\r")[-1]  # the display's last frame
+    final = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", final)
+    # 8 issues gone through: 7 read, and one of the private project dropped unread
+    assert re.search(r"issues\s+8\s+[\d.]+/s\s+\d:\d\d:\d\d", final), final
+    assert re.search(r"references\s+32\s+[\d.]+/s", final), final
+    assert "\x1b[" in err  # drawn in place, not scrolled line by line
+    code, out, err = _on_a_terminal(
+        "--config", str(config), "ask", "How often are deploy keys rotated?", cwd=tmp_path
+    )
+    assert code == 0 and "offline is composing an answer" in err
+
+
+def test_quiet_silences_progress_on_a_terminal(tmp_path: Path) -> None:
+    config = _demo(tmp_path)
+    for args in (("index", "--quiet"), ("-q", "sweep"), ("ask", "-q", "deploy keys rotated?")):
+        code, out, err = _on_a_terminal("--config", str(config), *args, cwd=tmp_path)
+        assert code == 0 and out
+        assert err == ""
+
+
+def test_off_a_terminal_progress_is_a_log_line_every_few_seconds() -> None:
+    lines: list[str] = []
+    progress = LogProgress(lines.append, every=0.05)
+    progress.phase("issues")
+    progress.advance("issues")
+    assert lines == []  # nothing before the first interval
+    time.sleep(0.06)
+    progress.advance("issues", 4)
+    progress.advance("issues")  # within the interval again: no line
+    assert len(lines) == 1
+    assert re.fullmatch(r"progress: issues 5 \([\d.]+/s\); 0s elapsed", lines[0]), lines
+
+
+# ---------------------------------------------------------------------- reasons
+def test_resolves_reasons_never_contradict_themselves(
+    tmp_path: Path, scout: Callable[..., Result]
+) -> None:
+    builder = EstateBuilder(tmp_path / "estate")
+    repo = builder.project("acme/tool")
+    first = repo.commit({"README.md": "# Tool\n", "docs/old.md": "# Old\n\nrotate keys\n"}, "a")
+    repo.branch("feature/x")
+    repo.checkout("feature/x")
+    repo.commit({"docs/branch.md": "# Branch\n\nrotate keys on the branch\n"}, "b")
+    repo.checkout("main")
+    head = repo.commit({"docs/old.md": None, "docs/new.md": "# New\n\nrotate keys\n"}, "c")
+    base = "https://gitlab.acme.example/acme/tool/-/blob"
+    builder.issue(
+        "acme/tool",
+        1,
+        "How do I rotate keys?",
+        "\n".join(
+            [
+                f"{base}/{first}/docs/old.md",  # existed at the pinned sha, deleted since
+                f"{base}/{first}/docs/never.md",  # at neither sha
+                f"{base}/main/docs/gone.md",  # names the branch at its head
+                f"{base}/feature/x/docs/new.md",  # a branch, read at the default head
+            ]
+        ),
+    )
+    builder.write()
+    config = tmp_path / "scout.toml"
+    config.write_text(render_config(tmp_path / "estate"), encoding="utf-8")
+    assert scout("index", config=config).code == 0
+    assert scout("sweep", config=config).code == 0
+    listed = scout("signposts", "--status", "all", "--json", config=config).json()
+    reasons = {row["reference"].rsplit("/", 1)[-1]: row["reason"] for row in listed}
+    assert reasons["old.md"] == f"docs/old.md was deleted since {first[:12]}"
+    assert reasons["never.md"] == (
+        f"docs/never.md does not exist at {first[:12]} (the linked sha) nor at the head {head[:12]}"
+    )
+    assert reasons["gone.md"] == f"docs/gone.md does not exist at the head {head[:12]}"
+    assert not [r for r in reasons.values() if "existed at" in r]
+    (branch,) = [row for row in listed if "feature/x" in row["reference"]]
+    shown = scout("signposts", "show", str(branch["id"]), config=config)
+    assert f"  read at   main  sha {head}  (the link named feature/x;" in shown.stdout
+    detail = scout("signposts", "show", str(branch["id"]), "--json", config=config).json()
+    assert (detail["ref"], detail["linked_ref"], detail["target"]["sha"]) == (
+        "main",
+        "feature/x",
+        head,
+    )

@@ -117,9 +117,17 @@ MARKDOWN_CASES = {
         "Title\n=====\n\ntext\n\nSub\n---\nmore\n",
         [S("Title", "text", 1, 4, "title"), S("Title > Sub", "more", 6, 8, "sub")],
     ),
-    "text before any heading has an empty heading": (
+    "text before the title heading carries the title": (
         "\n\nintro\n\n# H\nbody\n",
-        [S("", "intro", 3, 3, None), S("H", "body", 5, 6, "h")],
+        [S("H", "intro", 3, 3, None), S("H", "body", 5, 6, "h")],
+    ),
+    "text before two top-level headings has an empty heading": (
+        "intro\n\n# H\nbody\n# I\ni\n",
+        [S("", "intro", 1, 1, None), S("H", "body", 3, 4, "h"), S("I", "i", 5, 6, "i")],
+    ),
+    "a lone first heading is the title over later deeper ones": (
+        "## A\na\n### B\nb\n",
+        [S("A", "a", 1, 2, "a"), S("A > B", "b", 3, 4, "b")],
     ),
     "a # line in a fenced block is not a heading": (
         "# H\n```\n# not\n```\n",
@@ -141,6 +149,18 @@ MARKDOWN_CASES = {
         "# A\n\n## B\n\n### C\nc\n## D\n",
         [S("A > B > C", "c", 5, 6, "c", ("a", "b"))],
     ),
+    "Hugo's TOML front matter gives title and description": (
+        '+++\ntitle = "Deploy with Rsync"\ndescription = "Copy it over SSH."\n+++\n'
+        "\n## Steps\nrun\n",
+        [
+            S("Deploy with Rsync", "Copy it over SSH.", 3, 3, None),
+            S("Deploy with Rsync > Steps", "run", 6, 7, "steps"),
+        ],
+    ),
+    "a description that repeats the title adds nothing": (
+        "---\ntitle: Events\ndescription: Events\n---\n\n# Events\n\nEmit them.\n",
+        [S("Events", "Emit them.", 6, 8, "events")],
+    ),
     "front matter is dropped and its title heads the path": (
         "---\ntitle: 'Guide: setup'\n---\n\n## Step\nrun\n",
         [S("Guide: setup > Step", "run", 5, 6, "step")],
@@ -159,8 +179,8 @@ MARKDOWN_CASES = {
         "# Setup\na\n# Setup\nb\n# Setup\nc\n",
         [
             S("Setup", "a", 1, 2, "setup"),
-            S("Setup", "b", 3, 4, "setup-1"),
-            S("Setup", "c", 5, 6, "setup-2"),
+            S("Setup", "b", 3, 4, "setup-1", ("setup_1",)),  # MkDocs numbers with _
+            S("Setup", "c", 5, 6, "setup-2", ("setup_2",)),
         ],
     ),
     "inline markup is removed from the heading": (
@@ -236,6 +256,23 @@ FRONT_MATTER_TITLES = {
 )
 def test_front_matter_title(yaml: str, title: str | None) -> None:
     assert markdown.front_matter_title(yaml) == title
+
+
+ANCHORS = {
+    "GitLab, MkDocs and Hugo agree": ("## Draft, future, and more", "draft-future-and-more", ()),
+    "MkDocs folds to ASCII": ("## Café setup", "café-setup", ("cafe-setup",)),
+    "Hugo and Docusaurus keep runs of hyphens": ("## A -- B", "a-b", ("a----b",)),
+    "MkDocs numbers duplicates with _": ("## A\n\nx\n\n## A", "a-1", ("a_1",)),
+    "an explicit id is the only id": ("## Configure {#config}", "config", ()),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "anchor", "aliases"), ANCHORS.values(), ids=ANCHORS.keys())
+def test_anchors_as_each_generator_spells_them(
+    text: str, anchor: str, aliases: tuple[str, ...]
+) -> None:
+    last = split_markdown(text + "\n\ntext\n")[-1]
+    assert (last.anchor, last.aliases) == (anchor, aliases)
 
 
 # ---- reStructuredText --------------------------------------------------------------------------
@@ -322,6 +359,39 @@ RST_CASES = {
         [S("2. Rotating Keys!", "x", 1, 3, "rotating-keys")],
     ),
     "CRLF line endings": ("T\r\n=\r\n\r\nx\r\n", [S("T", "x", 1, 4, "t")]),
+    "a PEP header gives the title and is not a passage": (
+        "PEP: 8\nTitle: Style Guide for Python Code\nAuthor: Guido\n\nIntro\n=====\n\nx\n",
+        [S("Style Guide for Python Code > Intro", "x", 5, 8, "intro")],
+    ),
+    "a :title: field gives the title": (
+        ":title: Ledger\n:orphan:\n\nA\n-\n\na\n\nB\n-\n\nb\n",
+        [S("Ledger > A", "a", 4, 7, "a"), S("Ledger > B", "b", 9, 12, "b")],
+    ),
+    "a repeated title is numbered as docutils numbers it": (
+        "T\n=\n\nX\n-\n\nx\n\nX\n-\n\ny\n",
+        [S("T > X", "x", 4, 7, "x", ("t",)), S("T > X", "y", 9, 12, "id1")],
+    ),
+    "a label opens the section it labels": (
+        "T\n=\n\nt\n\n.. _keys:\n\nKeys\n----\n\nk\n",
+        [S("T", "t", 1, 4, "t"), S("T > Keys", "k", 6, 11, "keys", ("keys",))],
+    ),
+    "a label inside a section lands on its block": (
+        "T\n=\n\nt\n\n.. _example:\n\nexample\n",
+        [S("T", "t\n\nexample", 1, 8, "t", ("example",))],
+    ),
+    "comments, options and substitutions show nothing; footnotes show their text": (
+        ".. a comment\n   that goes on\n\n.. note::\n   :class: wide\n\n   Mind the |x|.\n\n"
+        ".. |x| replace:: gap\n.. [1] A footnote.\n",
+        [S("", "   Mind the |x|.\n\nA footnote.", 7, 10, None)],
+    ),
+    "an only directive keeps its body; a toctree's is dropped": (
+        ".. only:: html\n\n   Shown on the site.\n\n.. toctree::\n   :hidden:\n\n   setup\n",
+        [S("", "   Shown on the site.", 3, 3, None)],
+    ),
+    "roles render, but not in a literal block": (
+        "See :ref:`the keys <keys>` and :pep:`8`::\n\n   :ref:`raw`\n",
+        [S("", "See the keys and PEP 8:\n\n   :ref:`raw`", 1, 3, None)],
+    ),
 }
 
 
@@ -348,7 +418,7 @@ def test_plain_text_groups_paragraphs_up_to_the_bound() -> None:
 DISPATCH = {
     "markdown": ("docs/setup.md", ["H", "T"]),
     "long markdown extension": ("docs/setup.MARKDOWN", ["H", "T"]),
-    "restructured text": ("docs/setup.rst", ["", "T"]),
+    "restructured text": ("docs/setup.rst", ["T", "T"]),
     "README is plain": ("README", [""]),
     "README.txt is plain": ("sub/README.txt", [""]),
 }

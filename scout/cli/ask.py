@@ -9,8 +9,27 @@ import click
 from scout.answer import AnswerResult, render
 from scout.answer import ask as answer_question
 from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
+from scout.progress import Progress
 from scout.providers import REGISTRY, make_provider
+from scout.providers.base import Metered, Provider, T, Task, run_metered
 from scout.retrieve import MAX_PASSAGES, MIN_PASSAGES
+
+
+class _Shown:
+    """A provider whose work shows as a spinner: a model may take up to answer.timeout."""
+
+    def __init__(self, provider: Provider, progress: Progress) -> None:
+        self.provider = provider
+        self.progress = progress
+        self.name = provider.name
+
+    def run(self, task: Task[T]) -> T:
+        return self.run_metered(task).output
+
+    def run_metered(self, task: Task[T]) -> Metered[T]:
+        # metered, so the question log still gets the wrapped provider's tokens and cost
+        with self.progress.waiting(f"{self.name} is composing an answer"):
+            return run_metered(self.provider, task)
 
 
 @click.command()
@@ -41,11 +60,14 @@ def ask(
     runtime.on_interrupt = "nothing was logged: the question is not on the gap backlog"
     settings = runtime.config.answer
     name = provider or settings.provider
-    result: AnswerResult = answer_question(
-        question,
-        store=runtime.store(),
-        provider=lambda: make_provider(name, model=settings.model, timeout=settings.timeout),
-        passages=passages or settings.passages,
-        provider_name=name,
-    )
+    with runtime.progress() as progress:
+        result: AnswerResult = answer_question(
+            question,
+            store=runtime.store(),
+            provider=lambda: _Shown(
+                make_provider(name, model=settings.model, timeout=settings.timeout), progress
+            ),
+            passages=passages or settings.passages,
+            provider_name=name,
+        )
     emit(result.to_json(), as_json, lambda _: render(result))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from scout.cli.runtime import Runtime, emit, json_option, pass_runtime, progress
+from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
 from scout.errors import UsageError
 from scout.providers import REGISTRY, make_provider
 from scout.retrieve import MAX_PASSAGES, MIN_PASSAGES
@@ -69,12 +69,13 @@ def evaluate(
     settings = runtime.config.answer
     name = provider or settings.provider
     chosen_model = model or settings.model
-    report = run_eval(
-        questions,
-        store=runtime.store(),
-        provider=make_provider(name, model=chosen_model),
-        passages=passages or settings.passages,
-        model=None if name == "offline" else chosen_model,
-        on_question=lambda n, total: progress(f"eval: question {n} of {total}"),
-    )
+    with runtime.progress() as progress:
+        report = run_eval(
+            questions,
+            store=runtime.store(),
+            provider=make_provider(name, model=chosen_model, timeout=settings.timeout),
+            passages=passages or settings.passages,
+            model=None if name == "offline" else chosen_model,
+            progress=progress,
+        )
     emit(report.to_json(), as_json, lambda _: render.render(report))

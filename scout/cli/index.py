@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from scout.cli.runtime import Runtime, emit, json_option, pass_runtime, progress
+from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
 
 
 @click.command()
@@ -23,7 +23,8 @@ def index(runtime: Runtime, as_json: bool) -> None:
     forge = runtime.forge()
     store = runtime.store(create=True)
     rules = CorpusRules(tuple(config.forge.groups), config.corpus)
-    summary = index_estate(forge, store, rules, progress=progress)
+    with runtime.progress() as progress:
+        summary = index_estate(forge, store, rules, progress=progress)
     fault = summary.fault()
     if fault is not None:
         raise fault

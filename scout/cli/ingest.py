@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from scout.cli.runtime import Runtime, emit, json_option, pass_runtime, progress
+from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
 
 
 @click.command()
@@ -21,9 +21,9 @@ def sweep(runtime: Runtime, as_json: bool) -> None:
         "every issue committed before the interrupt is kept; "
         "the next sweep carries on from the first one not committed"
     )
-    summary = sweep_once(
-        runtime.config, runtime.forge(), runtime.store(create=True), progress=progress
-    )
+    forge, store = runtime.forge(), runtime.store(create=True)
+    with runtime.progress() as progress:
+        summary = sweep_once(runtime.config, forge, store, progress=progress)
     emit(summary.to_json(), as_json, describe_sweep)
 
 
@@ -33,13 +33,18 @@ def sweep(runtime: Runtime, as_json: bool) -> None:
 @pass_runtime
 def worker(runtime: Runtime, once: bool, as_json: bool) -> None:
     """Index and sweep on ingest.schedule until SIGTERM or SIGINT."""
-    from ingest.worker import Worker, describe_cycle
+    from ingest.worker import Worker, describe_cycle, log
+    from scout.cli.progress import LogProgress
+    from scout.progress import Progress
     from scout.safe_text import SafeFormatter
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(SafeFormatter("%(asctime)s %(name)s %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler])
-    job = Worker.for_config(runtime.config)
+    # a worker's stderr is a log (journald, a file): progress is a log line every few seconds
+    job = Worker.for_config(
+        runtime.config, lambda: Progress() if runtime.quiet else LogProgress(log.info)
+    )
     if once:
         emit(job.cycle(job.stop), as_json, describe_cycle)
         return

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from typing import Any
 
 import click
 
-from scout.cli.runtime import CONFIG_HELP, Runtime
+from scout.cli.runtime import CONFIG_HELP, QUIET_HELP, Runtime
 from scout.errors import ScoutError, UsageError
 from scout.safe_text import printable
 
@@ -35,7 +36,9 @@ class ScoutGroup(click.Group):
     """Maps ScoutError subclasses to their exit codes with a one-line message on stderr."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        previous = signal.signal(signal.SIGINT, _interrupt)
+        # signal handlers can only be set from the main thread (an embedding caller may not be)
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, _interrupt) if main else None
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
@@ -57,7 +60,8 @@ class ScoutGroup(click.Group):
             click.echo(f"scout: internal error: {exc.__class__.__name__}: {exc}", err=True)
             ctx.exit(1)
         finally:
-            signal.signal(signal.SIGINT, previous)
+            if main:
+                signal.signal(signal.SIGINT, previous)
             runtime = ctx.find_object(Runtime)
             if runtime is not None:
                 runtime.close()
@@ -65,11 +69,12 @@ class ScoutGroup(click.Group):
 
 @click.group(cls=ScoutGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
+@click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
 @click.version_option(package_name="scout")
 @click.pass_context
-def cli(ctx: click.Context, config_path: str | None) -> None:
+def cli(ctx: click.Context, config_path: str | None, quiet: bool) -> None:
     """Scout answers questions about a GitLab estate from its docs, with checked citations."""
-    ctx.obj = Runtime(config_path)
+    ctx.obj = Runtime(config_path, quiet=quiet)
 
 
 def _register() -> None:

@@ -7,7 +7,6 @@ go to stderr. Commands call :func:`emit` rather than printing, so the two never 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -23,6 +22,7 @@ from scout.store import Store
 if TYPE_CHECKING:
     # only for annotations: commands that never open a forge do not import it
     from scout.forge.base import Forge
+    from scout.progress import Progress
 
 
 @dataclass
@@ -32,6 +32,7 @@ class Runtime:
     config_path: str | None = None
     # what an interrupted command kept, for the line printed on Ctrl-C (exit 130)
     on_interrupt: str = ""
+    quiet: bool = False
     _stores: list[Store] = field(default_factory=list)
     _forges: list[Forge] = field(default_factory=list)
 
@@ -54,6 +55,12 @@ class Runtime:
         forge = open_forge(self.config)
         self._forges.append(forge)
         return forge
+
+    def progress(self) -> Progress:
+        """The progress display for this command (closed by the command before it prints)."""
+        from scout.cli.progress import make_progress
+
+        return make_progress(self.quiet)
 
     def close(self) -> None:
         for forge in self._forges:
@@ -78,8 +85,27 @@ def _config_after(ctx: click.Context, _param: click.Parameter, value: str | None
             runtime.config_path = value
 
 
+def _quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        runtime = ctx.find_object(Runtime)
+        if runtime is not None:
+            runtime.quiet = True
+
+
+QUIET_HELP = "No progress display or progress lines on stderr (errors are still printed)."
+
+
 def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
-    """The ``--json`` flag every command takes, and ``--config`` accepted after the command."""
+    """The ``--json`` flag every command takes, with ``--config`` and ``--quiet`` accepted after
+    the command as well as before it."""
+    function = click.option(
+        "--quiet",
+        "-q",
+        is_flag=True,
+        expose_value=False,
+        callback=_quiet,
+        help=QUIET_HELP,
+    )(function)
     function = click.option(
         "--config",
         type=click.Path(dir_okay=False),
@@ -106,12 +132,6 @@ def emit(result: Any, as_json: bool, human: Callable[[Any], str]) -> None:
         text = printable_block(human(result))
         if text:
             click.echo(text)
-
-
-def progress(message: str) -> None:
-    """A progress line on stderr, only when a person is watching."""
-    if sys.stderr.isatty():
-        click.echo(printable(message, 2_000), err=True)
 
 
 def log(message: str) -> None:

@@ -299,7 +299,11 @@ def detail(store: Store, row: SignpostRow) -> dict[str, Any]:
         "state": audit.state(row),
         "first_seen_at": row.first_seen_at,
         "checks": json.loads(row.checks),
-        "ref": reference.get("ref_path") or (project.default_branch if project else None),
+        # validation reads the target at the head of its project's default branch, whatever
+        # branch or tag the link named: ``ref`` and ``sha`` are where it was read, and
+        # ``linked_ref`` the ref a blob URL named (``<ref>/<path>`` minus the path)
+        "ref": project.default_branch if project else None,
+        "linked_ref": _linked_ref(reference.get("ref_path"), row.target_path),
         "passages": [
             {
                 "heading": p.heading,
@@ -313,6 +317,14 @@ def detail(store: Store, row: SignpostRow) -> dict[str, Any]:
     }
 
 
+def _linked_ref(ref_path: str | None, path: str | None) -> str | None:
+    if not ref_path:
+        return None
+    if path and ref_path.endswith("/" + path):
+        return ref_path[: -len(path) - 1]
+    return ref_path
+
+
 def _render_detail(d: dict[str, Any]) -> str:
     target, issue = d["target"], d["issue"]
     lines = target["lines"]
@@ -322,7 +334,12 @@ def _render_detail(d: dict[str, Any]) -> str:
         f"  target    {printable(target['project'] or '-')}"
         + (f":{printable(target['path'])}" if target["path"] else "")
         + (f"#L{lines[0]}-{lines[1]}" if lines else ""),
-        f"  ref       {printable(d['ref'] or '-')}  sha {d['target']['sha'] or '-'}",
+        f"  read at   {printable(d['ref'] or '-')}  sha {d['target']['sha'] or '-'}"
+        + (
+            f"  (the link named {printable(d['linked_ref'])}; targets are read at the head)"
+            if d.get("linked_ref") and d["linked_ref"] != d["ref"]
+            else ""
+        ),
         f"  checked   {d['checked_at']} (first seen {d['first_seen_at']})"
         + (f", withdrawn {d['withdrawn_at']}" if d["withdrawn_at"] else ""),
         f"  reason    {printable(d['reason'])}",

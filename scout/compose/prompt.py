@@ -34,7 +34,7 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _CORE = re.compile("BEGINPASSAGE|ENDPASSAGE")
 # Read as a dash or a gap around a delimiter's words, though Unicode files them as letters.
 _DASH_LETTERS = frozenset("\u30fc\u4e00\u2015\u2500\u2501\u3161\u1173")
-MAX_NEUTRALISED = 1_000  # each pass removes one imitation; a passage cannot hold more than this
+MAX_PASSES = 8  # more nested imitations than this and the whole text is withheld
 
 
 def _dash(char: str) -> bool:
@@ -47,11 +47,11 @@ def _dash(char: str) -> bool:
     )
 
 
-def _imitation(text: str) -> tuple[int, int] | None:
-    """The span of the first delimiter imitation in ``text`` (a :func:`visible` text), or None.
+def _imitations(text: str) -> list[tuple[int, int]]:
+    """The spans of every delimiter imitation in ``text`` (a :func:`visible` text), in order.
 
     The words are read on the fold with everything but Latin letters dropped (so any separator,
-    look-alike or number between them counts as nothing), and must start a word; the span grows
+    look-alike or number between them counts as nothing), and must start a word; a span grows
     over the dashes, spaces and number around them.
     """
     folded = fold(text)
@@ -62,12 +62,15 @@ def _imitation(text: str) -> tuple[int, int] | None:
             if "A" <= upper <= "Z":
                 letters.append(upper)
                 where.append(i)
-    skeleton = "".join(letters)
-    for match in _CORE.finditer(skeleton):
+    spans: list[tuple[int, int]] = []
+    for match in _CORE.finditer("".join(letters)):
         start, end = where[match.start()], where[match.end() - 1] + 1
+        floor = spans[-1][1] if spans else 0
+        if start < floor:
+            continue
         if start > 0 and folded[start - 1].isascii() and folded[start - 1].isalnum():
             continue  # "legend passage": END is the end of another word
-        while start > 0 and _dash(folded[start - 1]):
+        while start > floor and _dash(folded[start - 1]):
             start -= 1
         while end < len(folded) and (_dash(folded[end]) or folded[end].isdigit()):
             end += 1
@@ -75,8 +78,8 @@ def _imitation(text: str) -> tuple[int, int] | None:
             start += 1
         while end > start and text[end - 1].isspace():
             end -= 1
-        return start, end
-    return None
+        spans.append((start, end))
+    return spans
 
 
 def neutralise(text: str, limit: int = MAX_PASSAGE_CHARS) -> str:
@@ -84,14 +87,19 @@ def neutralise(text: str, limit: int = MAX_PASSAGE_CHARS) -> str:
 
     Invisible characters go and NFKC applies first, then every run that reads as a delimiter
     once look-alikes are mapped to Latin and separators dropped is replaced; the text itself
-    keeps its own letters (a Russian page stays Russian).
+    keeps its own letters (a Russian page stays Russian). A replacement can let a neighbour
+    glued to it start a word, so passes repeat until none is found.
     """
     text = _CONTROLS.sub(" ", visible(text[: limit * 2]))
-    for _ in range(MAX_NEUTRALISED):
-        span = _imitation(text)
-        if span is None:
+    for _ in range(MAX_PASSES):
+        spans = _imitations(text)
+        if not spans:
             break
-        text = text[: span[0]] + NEUTRALISED + text[span[1] :]
+        pieces, last = [], 0
+        for start, end in spans:
+            pieces += [text[last:start], NEUTRALISED]
+            last = end
+        text = "".join(pieces) + text[last:]
     else:
         text = NEUTRALISED
     return text[:limit]

@@ -11,6 +11,7 @@ the last good run made it.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections import Counter
@@ -52,6 +53,8 @@ class IndexSummary:
             f"others were indexed: {names}",
         )
 
+    signposts_withdrawn: int = 0
+
     def to_json(self) -> dict[str, Any]:
         return {
             "projects_indexed": self.projects_indexed,
@@ -61,6 +64,7 @@ class IndexSummary:
             "seconds": round(self.seconds, 3),
             "skipped": dict(sorted(self.skipped.items())),
             "forge_requests": self.forge_requests,
+            "signposts_withdrawn": self.signposts_withdrawn,
         }
 
 
@@ -147,6 +151,43 @@ def project_passages(
             )
 
 
+def rejudge_targets(
+    store: Store,
+    rules: CorpusRules,
+    listed: dict[str, Project],
+    progress: Callable[[str], None] = lambda _message: None,
+) -> int:
+    """Withdraw accepted signposts whose target the corpus rules now keep out; how many.
+
+    Metadata only (the listing's projects, stored paths): a rule change takes effect on signpost
+    targets at the next index, as it does on the corpus. A target project missing from the
+    listing is left to the sweep, which looks it up.
+    """
+    withdrawn = 0
+    for row in store.signposts(status="accepted"):
+        path = row.target_project
+        if path is None:
+            continue
+        verdict = rules.group(path)
+        if verdict and path in listed:
+            verdict = rules.project(listed[path])
+        failed = None if verdict else f"{verdict.reason}: {path}"
+        if failed is None and row.target:
+            read = {row.target_path} | {p.path for p in store.target_passages(row.target)}
+            for file in sorted(p for p in read if p):
+                file_verdict = rules.path(file)
+                if not file_verdict:
+                    failed = f"{file_verdict.reason}: {file}"
+                    break
+        if failed is None:
+            continue
+        checks = json.dumps([{"check": "corpus_rules", "ok": False, "detail": failed}])
+        store.withdraw(row.id, "corpus_rules", failed, checks)
+        withdrawn += 1
+        progress(f"withdrew signpost {row.id} ({failed})")
+    return withdrawn
+
+
 def index_estate(
     forge: Forge,
     store: Store,
@@ -158,12 +199,12 @@ def index_estate(
     report = as_progress(progress)
     summary = IndexSummary()
     stored = store.projects()
-    seen: set[str] = set()
+    seen: dict[str, Project] = {}
     report.phase("projects")
     report.phase("files")
     for project in forge.projects():
         report.advance("projects")
-        seen.add(project.path)
+        seen[project.path] = project
         verdict = rules.project(project)
         if not verdict:
             summary.skipped[verdict.reason or "?"] += 1
@@ -180,7 +221,7 @@ def index_estate(
             summary.failed[project.path] = str(exc).removeprefix("forge ")
             log.warning("could not read %s, its passages are kept: %s", project.path, exc)
             report.note(f"could not read {project.path}: its passages are kept")
-    for path in sorted(set(stored) - seen):
+    for path in sorted(set(stored) - set(seen)):
         # Offset pages shift when a project goes away mid-listing, so one missing from the
         # listing may still exist: it loses its passages only when the forge says it is gone.
         try:
@@ -196,6 +237,7 @@ def index_estate(
         store.remove_project(path)
         summary.projects_removed += 1
         report.note(f"removed {path} (no longer in the estate)")
+    summary.signposts_withdrawn = rejudge_targets(store, rules, seen, report.note)
     summary.seconds = time.monotonic() - started
     summary.forge_requests = dict(sorted(forge.requests.items()))
     return summary
@@ -231,8 +273,14 @@ def _index_project(
         web_url=project.web_url,
         indexed_sha=head,
         indexed_at=now(),
+        rules=rules.fingerprint,
     )
-    if before is not None and before.indexed_sha == head and before.web_url == row.web_url:
+    if (
+        before is not None
+        and before.indexed_sha == head
+        and before.web_url == row.web_url
+        and before.rules == row.rules
+    ):
         summary.projects_unchanged += 1
         return
     report.note(f"indexing {project.path} at {head[:12]}")

@@ -26,6 +26,10 @@ MAX_NESTING = 20
 
 _WHITESPACE = re.compile(r"\s+")
 _INLINE_SYNTAX = re.compile(r"[\\`*_\[\]<>!&~]")  # without these, a heading's text is its source
+_MKDOCS_OPENER = re.compile(r"^\s*(?:!!!|\?\?\?\+?|===\+?)\s")
+# A quoted one-line string of TOML front matter: `title = "Setup"`, `description = 'x'`.
+_TOML_KEY = re.compile(r"""^(title|description)\s*=\s*(["'])(.*)\2\s*$""")
+MAX_TOML_LINES = 1_000  # front matter longer than this is not front matter
 _MYST_INCLUDE = re.compile(r"^\{include\}\s+(\S.*)$")
 _YAML_KEY = r"^{key}:[ \t]*(.*?)[ \t]*$"
 
@@ -62,13 +66,21 @@ _INLINE = MarkdownIt("commonmark")
 def outline(src: str) -> Outline:
     """The outline of `src`, whose lines must be separated by "\\n" only (no "\\r")."""
     result = Outline()
+    if src.startswith("+++"):
+        src = _toml_front_matter(src, result)
     tokens = _BLOCKS.parse(src)
+    lines: list[str] | None = None  # split only when an indented block needs a look back
     for i, token in enumerate(tokens):
         if token.type == "fence" and token.map is not None and _MYST_INCLUDE.match(token.info):
             argument = _MYST_INCLUDE.match(token.info)
             assert argument is not None
             result.includes.append((token.map[0], token.map[1], argument.group(1).strip()))
-        elif token.type in ("fence", "code_block") and token.map is not None:
+        elif token.type == "code_block" and token.map is not None:
+            if lines is None:
+                lines = src.split("\n")
+            if not _opens_indented_content(lines, token.map[0]):
+                result.code.append((token.map[0], token.map[1]))
+        elif token.type == "fence" and token.map is not None:
             result.code.append((token.map[0], token.map[1]))
         if token.level != 0 or token.map is None or token.nesting == -1:
             continue
@@ -79,17 +91,48 @@ def outline(src: str) -> Outline:
             result.first_line = end
             result.title = front_matter_title(token.content)
             found = front_matter_value(token.content, "description")
-            if found is not None:
+            if found is not None and found[1].lower() != (result.title or "").lower():
                 result.description = (start + 1 + found[0], found[1])
             continue
         result.block_starts.append(start)
         if token.type == "heading_open":
             source = tokens[i + 1].content if i + 1 < len(tokens) else ""
-            source, anchor = heading_attributes(strip_shortcodes(source[:MAX_HEADING_SOURCE]))
-            if anchor:
-                result.anchors[start] = anchor
+            source = source[:MAX_HEADING_SOURCE]
+            if "{" in source:  # shortcodes and attribute blocks both start with a brace
+                source, anchor = heading_attributes(strip_shortcodes(source))
+                if anchor:
+                    result.anchors[start] = anchor
             result.headings.append((start, end, int(token.tag[1:]), heading_text(source)))
     return result
+
+
+def _toml_front_matter(src: str, result: Outline) -> str:
+    """Hugo's TOML front matter (between `+++` lines): its `title` and one-line `description`
+    recorded, its lines blanked for the block parser (which knows only YAML front matter)."""
+    lines = src.split("\n", MAX_TOML_LINES)
+    end = next((k for k in range(1, len(lines)) if lines[k].rstrip() == "+++"), None)
+    if lines[0].rstrip() != "+++" or end is None or end >= MAX_TOML_LINES:
+        return src
+    for k in range(1, end):
+        match = _TOML_KEY.match(lines[k])
+        if match is None:
+            continue
+        value = _WHITESPACE.sub(" ", match.group(3)).strip()
+        if match.group(1) == "title" and value:
+            result.title = value
+        elif match.group(1) == "description" and value and value != result.title:
+            result.description = (k, value)
+    result.first_line = end + 1
+    return "\n" * (end + 1) + "\n".join(lines[end + 1 :])
+
+
+def _opens_indented_content(lines: list[str], start: int) -> bool:
+    """Whether the indented block at `start` is the body of a MkDocs admonition (`!!! note`,
+    `??? tip`) or content tab (`=== "Linux"`), which is prose, not an indented code block."""
+    k = start - 1
+    while k >= 0 and not lines[k].strip():
+        k -= 1
+    return k >= 0 and _MKDOCS_OPENER.match(lines[k]) is not None
 
 
 def heading_text(source: str) -> str:

@@ -29,6 +29,19 @@ _HEADING_ATTRS = re.compile(rf"\s*\{{:?\s*({_ATTR}(?:\s+{_ATTR})*)\s*\}}\s*$")
 _ATTR_ID = re.compile(r"""(?:^|\s)(?:#([^\s{}.]+)|id=(?:"([^"]*)"|'([^']*)'|([^\s{}]+)))""")
 
 
+# MkDocs admonitions (`!!! type "Title"`, collapsible `???`/`???+`) and content tabs (`=== "T"`).
+_ADMONITION = re.compile(
+    r"""^([ \t]*)(?:(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)(?:[ \t]+[\w -]+?)?|===\+?)"""
+    r"""(?:[ \t]+"([^"\n]*)")?[ \t]*$""",
+    re.MULTILINE,
+)
+
+
+# Cheap substring tests before any regex runs: most documents hold none of these.
+_MARKS = ("<!--", "{{", "!!!", "???", "===", "}`")
+_MYST_ROLE = re.compile(r"\{([\w.+:-]+)\}`([^`\n]+(?:\n[^`\n]+){0,3})`")
+
+
 def heading_attributes(text: str) -> tuple[str, str | None]:
     """A Markdown heading's text without its trailing attribute block, and the explicit id the
     block sets (None when it sets none): "Configure {#configuration}" -> ("Configure",
@@ -55,6 +68,15 @@ def _shortcode_text(match: re.Match[str]) -> str:
     return text + "\n" * inner.count("\n")
 
 
+def _admonition_text(match: re.Match[str]) -> str:
+    """A MkDocs admonition or tab opener as the title it shows: `!!! note "Mind"` -> "Mind",
+    `!!! note` -> "Note", `=== "Linux"` -> "Linux"."""
+    indent, kind, title = match.group(1), match.group(2), match.group(3)
+    if title is None:
+        title = kind.replace("-", " ").capitalize() if kind else ""
+    return indent + title
+
+
 def _keep_lines(match: re.Match[str]) -> str:
     return "\n" * match.group(0).count("\n")
 
@@ -65,10 +87,13 @@ def render_markdown(lines: list[str], code: Iterable[tuple[int, int]]) -> list[s
     out = list(lines)
     for start, end in _gaps(len(lines), code):
         chunk = "\n".join(lines[start:end])
-        if "<!--" not in chunk and "{{" not in chunk:
+        if not any(mark in chunk for mark in _MARKS):
             continue
         chunk = _HTML_COMMENT.sub(_keep_lines, chunk)
         chunk = _SHORTCODE.sub(_shortcode_text, chunk)
+        chunk = _ADMONITION.sub(_admonition_text, chunk)
+        if "}`" in chunk:  # MyST roles in Sphinx's Markdown pages: {ref}`Title <label>`
+            chunk = _MYST_ROLE.sub(lambda m: _shown(m.group(1), m.group(2)), chunk)
         rendered = chunk.split("\n")
         out[start:end] = rendered if len(rendered) == end - start else lines[start:end]
     return out
@@ -94,7 +119,7 @@ _DIRECTIVE = re.compile(r"^([\w:.+-]+)::(?:\s+(.*))?$")
 _LABEL = re.compile(r"^_([^:`]+|`[^`]+`):\s*$")
 _OPTION = re.compile(r"^\s+:[\w.+ -]+:(?:\s.*)?$")
 # :role:`text <target>`, :domain:role:`~a.b.C`, :pep:`8`, MyST {role}`x`.
-_ROLE = re.compile(r"(?::([\w.+-]+(?::[\w.+-]+)?):|\{([\w.+:-]+)\})`([^`\n]+)`")
+_ROLE = re.compile(r"(?::([\w.+-]+(?::[\w.+-]+)?):|\{([\w.+:-]+)\})`([^`\n]+(?:\n[^`\n]+){0,3})`")
 _ROLE_TARGET = re.compile(r"^(.*?)\s*<[^<>]+>$", re.DOTALL)
 _NUMBERED_ROLES = {"pep": "PEP", "rfc": "RFC"}
 # What Sphinx prints for its version directives (sphinx/domains/changeset.py).
@@ -144,7 +169,7 @@ _MUTE_ARGUMENT = _CODE_DIRECTIVES | {
     "autosummary",
 }
 # Directives whose whole body is markup or a list of paths: dropped with their options.
-_MUTE_BODY = {"toctree", "only", "index", "tabularcolumns", "autosummary", "raw", "image"}
+_MUTE_BODY = {"toctree", "index", "tabularcolumns", "autosummary", "raw", "image"}
 
 
 @dataclass
@@ -253,6 +278,7 @@ def render_rst(lines: list[str]) -> RstMarkup:
         if name == "glossary":
             _glossary(lines, k, end, found)
         i = k
+    _wrapped_roles(out, found.code)
     return found
 
 
@@ -284,14 +310,36 @@ def render_roles(text: str) -> str:
 
 
 def _role_text(match: re.Match[str]) -> str:
-    role = (match.group(1) or match.group(2) or "").rsplit(":", 1)[-1]
-    content = match.group(3)
+    """A role's text; a role wrapped over lines keeps its line breaks, so no line moves."""
+    return _shown(match.group(1) or match.group(2) or "", match.group(3))
+
+
+def _shown(role: str, content: str) -> str:
+    role = role.rsplit(":", 1)[-1]
     explicit = _ROLE_TARGET.match(content)
     if explicit is not None and explicit.group(1):
-        return explicit.group(1)
-    content = content.lstrip("!")
-    if content.startswith("~"):
-        content = content[1:].rsplit(".", 1)[-1]
-    if role in _NUMBERED_ROLES:
-        return f"{_NUMBERED_ROLES[role]} {content}"
-    return content
+        shown = explicit.group(1)
+    else:
+        shown = content.lstrip("!")
+        if shown.startswith("~"):
+            shown = shown[1:].rsplit(".", 1)[-1]
+        if role in _NUMBERED_ROLES:
+            shown = f"{_NUMBERED_ROLES[role]} {shown}"
+    return shown + "\n" * (content.count("\n") - shown.count("\n"))
+
+
+def _wrapped_roles(out: list[str], code: list[tuple[int, int]]) -> None:
+    """Roles wrapped over two or more lines of one paragraph, rendered in place."""
+    for start, end in _gaps(len(out), code):
+        k = start
+        while k < end:
+            if not out[k].strip():
+                k += 1
+                continue
+            para = k
+            while k < end and out[k].strip():
+                k += 1
+            if k - para > 1 and any("`" in line for line in out[para:k]):
+                rendered = _ROLE.sub(_role_text, "\n".join(out[para:k])).split("\n")
+                if len(rendered) == k - para:
+                    out[para:k] = rendered

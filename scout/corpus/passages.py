@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -53,6 +54,10 @@ MAX_TABLE_HEADER_CHARS = 600
 
 _GITLAB_NON_WORD = regex.compile(r"[^\p{Word}\- ]")
 _HYPHENS = regex.compile(r"-{2,}")
+_MKDOCS_DROP = regex.compile(r"[^\w\s-]")
+_MKDOCS_SPACES = regex.compile(r"[-\s]+")
+# Headings whose GitLab, MkDocs and GitHub ids are the same (ASCII words and single spaces).
+_SAME_SLUGS = regex.compile(r"[A-Za-z0-9_]+(?: [A-Za-z0-9_]+)*")
 _BLANK_RUN = regex.compile(r"\n(?:[ \t]*\n){2,}")
 
 
@@ -193,6 +198,7 @@ def split_markdown(text: str, includes: list[tuple[int, str]] | None = None) -> 
     tail = _paragraph_starts(lines, MAX_PARSED_LINES, len(lines))
     seen: dict[str, int] = {}
     anchors: list[str | None] = []
+    variants: list[tuple[int, str]] = []  # the ids other generators give the same heading
     for start, _end, _level, heading in found.headings:
         explicit = found.anchors.get(start)
         slug = explicit or slugify(heading)
@@ -202,6 +208,16 @@ def split_markdown(text: str, includes: list[tuple[int, str]] | None = None) -> 
         count = seen.get(slug, 0)
         seen[slug] = count + 1
         anchors.append(f"{slug}-{count}" if count and not explicit else slug)
+        if explicit is None and _SAME_SLUGS.fullmatch(heading):
+            if count:  # every generator agrees on the slug; MkDocs numbers it with "_"
+                variants.append((start, f"{slug}_{count}"))
+        elif explicit is None:
+            # For ASCII text MkDocs' rule gives GitLab's slug; it differs on folded letters.
+            mkdocs = slug if heading.isascii() else mkdocs_slug(heading)
+            for other, joiner in ((mkdocs, "_"), (github_slug(heading), "-")):
+                name = f"{other}{joiner}{count}" if count else other
+                if other and name != anchors[-1]:
+                    variants.append((start, name))
     rendered = markup.render_markdown(lines, found.code)
     for start, end, argument in found.includes:  # the directive shows the included file
         rendered[start:end] = [""] * (end - start)
@@ -222,6 +238,7 @@ def split_markdown(text: str, includes: list[tuple[int, str]] | None = None) -> 
         first_line,
         found.title,
         anchors,
+        extra=variants,
         tables=found.tables,
     )
 
@@ -286,6 +303,20 @@ def slugify(heading: str) -> str:
     """
     slug = _GITLAB_NON_WORD.sub("", heading.lower()).replace(" ", "-")
     return _HYPHENS.sub("-", slug)
+
+
+def mkdocs_slug(heading: str) -> str:
+    """The id MkDocs gives a heading (Python-Markdown's toc `slugify`): folded to ASCII, every
+    character that is not a word character, space or hyphen removed, runs of spaces and hyphens
+    one hyphen. Duplicates get _1, _2."""
+    folded = unicodedata.normalize("NFKD", heading).encode("ascii", "ignore").decode()
+    return _MKDOCS_SPACES.sub("-", _MKDOCS_DROP.sub("", folded).strip().lower())
+
+
+def github_slug(heading: str) -> str:
+    """The id Hugo (goldmark's "github" ids) and Docusaurus (github-slugger) give a heading:
+    GitLab's rule without merging runs of hyphens ("A -- B" is "a----b")."""
+    return _GITLAB_NON_WORD.sub("", heading.lower()).replace(" ", "-")
 
 
 def window(
@@ -386,6 +417,10 @@ def _assemble(
         # defensive: a malformed outline must not make lines overlap
         if heading[0] >= (ordered[-1][1] if ordered else first_line) and heading[1] > heading[0]:
             ordered.append((*heading, anchor))
+    if not title and ordered and all(h[2] > ordered[0][2] for h in ordered[1:]):
+        # No title field: a first heading that every other heading is under is the document's
+        # title (docutils' rule), so passages of its sections carry it whatever their level.
+        title = ordered[0][3]
     stack: list[tuple[int, str]] = [(0, _clip(title))] if title else []
     # (body start, body end, heading line or None, heading path, anchor), 0-based
     regions: list[tuple[int, int, int | None, str, str | None]] = [
@@ -395,7 +430,8 @@ def _assemble(
         text = _clip(text)
         while stack and stack[-1][0] >= level:
             stack.pop()
-        if not (stack == [(0, text)] and level == 1):  # an h1 repeating the title is the title
+        # An h1 repeating the title, or the first heading, is the title itself.
+        if not (stack == [(0, text)] and (level == 1 or index == 0)):
             stack.append((level, text))
         body_end = ordered[index + 1][0] if index + 1 < len(ordered) else len(lines)
         regions.append((end, body_end, start, _path(stack), anchor))
@@ -405,7 +441,9 @@ def _assemble(
     pending: list[str] = []  # ids of headings with no text yet: they land on the next passage
     for body_start, body_end, heading_line, path, anchor in regions:
         region_start = body_start if heading_line is None else heading_line
-        here = [(line, i) for line, i in extra_lines if region_start <= line < body_end]
+        here = extra_lines[
+            bisect_left(extra_lines, (region_start, "")) : bisect_left(extra_lines, (body_end, ""))
+        ]
         header = _table_header(lines, tables, body_start, body_end)
         limit = MAX_PASSAGE_CHARS - len(header) - 1 if header else MAX_PASSAGE_CHARS
         pieces = _cover(lines, prefix, boundaries, body_start, body_end, limit)
@@ -429,7 +467,8 @@ def _assemble(
 
 def _table_header(lines: list[str], tables: Sequence[tuple[int, int]], start: int, end: int) -> str:
     """The longest header row (with its delimiter row) of the tables in [start, end)."""
-    headers = [_lines_header(lines, t) for t, t_end in tables if start <= t < end and t_end > t + 2]
+    inside = tables[bisect_left(tables, (start, 0)) : bisect_left(tables, (end, 0))]
+    headers = [_lines_header(lines, t) for t, t_end in inside if t_end > t + 2]
     header = max(headers, key=len, default="")
     return header if len(header) <= MAX_TABLE_HEADER_CHARS else ""  # too big to repeat
 
@@ -440,9 +479,9 @@ def _lines_header(lines: list[str], table: int) -> str:
 
 def _table_row_start(tables: Sequence[tuple[int, int]], line: int) -> int | None:
     """The start of the table whose body rows (past header and delimiter) hold `line`."""
-    for start, end in tables:
-        if start + 2 <= line < end:
-            return start
+    index = bisect_right(tables, (line, 1 << 62)) - 1  # the last table starting at or before
+    if index >= 0 and tables[index][0] + 2 <= line < tables[index][1]:
+        return tables[index][0]
     return None
 
 
@@ -540,4 +579,6 @@ def _piece(lines: list[str], start: int, end: int) -> tuple[int, int, str]:
 
 def collapse_blank_lines(text: str) -> str:
     """Runs of blank lines as one: rendered-away markup leaves blank lines that carry nothing."""
-    return _BLANK_RUN.sub("\n\n", text) if "\n\n" in text else text
+    if "\n\n\n" in text or " \n" in text or "\t\n" in text:  # a run needs one of these
+        return _BLANK_RUN.sub("\n\n", text)
+    return text

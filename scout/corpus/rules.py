@@ -8,6 +8,8 @@ rejection carries a machine-readable reason that audits and logs show as-is.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
@@ -42,6 +44,14 @@ OK = Verdict()
 class CorpusRules:
     groups: tuple[str, ...]
     corpus: CorpusConfig
+
+    @property
+    def fingerprint(self) -> str:
+        """Changes whenever any rule does (groups or any ``corpus.*`` key): stored with what was
+        judged under them, so a change of rules is noticed without a commit to trigger it."""
+        rules = {"groups": sorted(self.groups), "corpus": self.corpus.model_dump(mode="json")}
+        text = json.dumps(rules, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
     def group(self, path: str) -> Verdict:
         """Whether a project path lies in a configured group: decidable before any lookup."""

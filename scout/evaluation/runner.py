@@ -5,12 +5,13 @@ the question log or the gap backlog.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from scout.answer import compose
 from scout.errors import ProviderError
 from scout.evaluation.evalfile import EvalQuestion
 from scout.evaluation.figures import Cited, EvalReport, Row
+from scout.progress import Progress
 from scout.providers.base import Provider
 from scout.store import Store
 
@@ -22,14 +23,14 @@ def run_eval(
     provider: Provider,
     passages: int,
     model: str | None,
-    on_question: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> EvalReport:
     """One row per question, in file order. A provider failure stops the run (ProviderError
     naming the question): a figure computed around a failure would mislead."""
     rows = []
+    shown = progress or Progress()
+    shown.phase("questions", len(questions))
     for n, item in enumerate(questions, 1):
-        if on_question is not None:
-            on_question(n, len(questions))
         try:
             composed = compose(item.question, store=store, provider=provider, passages=passages)
         except ProviderError as exc:
@@ -53,4 +54,5 @@ def run_eval(
                 latency_ms=composed.latency_ms,
             )
         )
+        shown.advance("questions")
     return EvalReport(provider=provider.name, model=model, k=passages, rows=tuple(rows))

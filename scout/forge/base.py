@@ -94,7 +94,7 @@ class Issue:
     web_url: str
     user_notes_count: int = 0
     project_id: int | str | None = None
-    confidential: bool = False
+    confidential: bool = False  # GitLab's ``confidential``: visible to project members only
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ class Note:
     body: str
     system: bool = False
     updated_at: str | None = None
-    internal: bool = False
+    internal: bool = False  # GitLab's ``internal`` note: visible to project members only
 
 
 @dataclass(frozen=True)

@@ -454,7 +454,8 @@ class GitLabForge:
                 body=data.get("body") or "",
                 system=False,
                 updated_at=from_forge(data.get("updated_at")),
-                internal=bool(data.get("internal")),
+                # ``internal`` since GitLab 15.0; ``confidential`` is its deprecated old name.
+                internal=bool(data.get("internal") or data.get("confidential")),
             )
 
 
@@ -525,5 +526,5 @@ def _issue(data: Any) -> Issue:
         web_url=_get(data, "web_url", str),
         user_notes_count=int(data.get("user_notes_count") or 0),
         project_id=data.get("project_id"),
-        confidential=bool(data.get("confidential")),
+        confidential=bool(data.get("confidential", False)),
     )

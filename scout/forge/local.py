@@ -324,7 +324,7 @@ class LocalForge:
                             ),
                             user_notes_count=len(notes),
                             project_id=path,
-                            confidential=bool(record.get("confidential")),
+                            confidential=bool(record.get("confidential", False)),
                         )
                     )
         found.sort(key=lambda i: (i.updated_at, i.project, i.iid))
@@ -345,7 +345,7 @@ class LocalForge:
                         body=str(note.get("body") or ""),
                         system=False,
                         updated_at=timefmt.from_forge(note.get("updated_at")),
-                        internal=bool(note.get("internal")),
+                        internal=bool(note.get("internal", False)),
                     )
 
 

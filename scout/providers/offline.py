@@ -30,10 +30,11 @@ MIN_SHARED = 3
 MAX_DESCRIPTION_CHARS = 300  # the title plus this much of the description is the question
 MAX_SENTENCES = 3
 MAX_SENTENCE_CHARS = 400
-# Words a question uses to ask rather than to name its topic: they count for neither side.
+# Words a question uses to ask rather than to name its topic (and "not", which no passage
+# covers or fails to cover): they count for neither side.
 ASKING = frozenset(
-    """able any anyone anything also get got just know like make need possible please really
-    still thing things use using want way ways work works yet""".split()
+    """able any anyone anything also get got just know like make need not possible please
+    really still thing things use using want way ways work works yet""".split()
 )
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+\.|#)\s)")
@@ -55,6 +56,7 @@ _MARKUP: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r":[\w:+-]+:`([^`<]*?)\s*<[^`>]*>`"), r"\1"),  # reST roles with a target
     (re.compile(r":[\w:+-]+:`~?([^`]*)`"), r"\1"),  # reST roles
     (re.compile(r"`([^`<]+?)\s*<[^`>]+>`_{1,2}"), r"\1"),  # reST links
+    (re.compile(r"`([^`]+)`_{1,2}"), r"\1"),  # reST named references
     (re.compile(r"^[ \t]*\.\. [\w:-]+::.*$", re.MULTILINE), ""),  # reST directives
     (re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?)[ \t]*\w+.*$", re.MULTILINE), ""),  # MkDocs admonitions
     (re.compile(r"^[ \t]*>[ \t]*\[![A-Za-z]+\][ \t]*$", re.MULTILINE), ""),  # GitHub/GLFM alerts

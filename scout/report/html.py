@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from scout.report.model import Report
+from scout.safe_text import printable
 
 MAX_TEXT = 500  # characters of any one value shown: a page stays readable and bounded
 CHECK_TITLES = {
@@ -37,7 +38,8 @@ code{font:12px ui-monospace,monospace;word-break:break-all}
 
 
 def _e(value: Any) -> str:
-    text = "" if value is None else str(value)
+    # Bidi overrides reorder what a browser shows as surely as a terminal's: taken out here too.
+    text = "" if value is None else printable(str(value), MAX_TEXT + 1)
     if len(text) > MAX_TEXT:
         text = text[:MAX_TEXT] + "…"
     return html.escape(text, quote=True)

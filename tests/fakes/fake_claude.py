@@ -10,6 +10,12 @@ line per call) and replies like Claude Code 2.1 per ``FAKE_CLAUDE_MODE``:
   hang               sleeps far longer than any test timeout
   nonzero            prints to stderr only, exit 1 (how bad arguments look)
   invalid_json       prints non-JSON on stdout, exit 0
+  echo               like success, but the question (the prompt's ``Question:`` line) is copied
+                     into every free-text field it returns (``result`` and the output's strings):
+                     what a real model that quotes the question would do
+  echo_error         is_error true, exit 1, the question echoed into ``result`` and stderr
+
+The record line also lists the names (never the values) of the environment variables it got.
 
 In success mode, ``FAKE_CLAUDE_BY_QUESTION`` (a JSON object) picks the structured output by the
 first of its keys found in the prompt on stdin, so one run can answer each question differently;
@@ -48,7 +54,8 @@ def main() -> int:
     record = os.environ.get("FAKE_CLAUDE_RECORD")
     if record:
         with open(record, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"argv": argv, "stdin": stdin, "cwd": os.getcwd()}) + "\n")
+            call = {"argv": argv, "stdin": stdin, "cwd": os.getcwd(), "env": sorted(os.environ)}
+            f.write(json.dumps(call) + "\n")
     pids = os.environ.get("FAKE_CLAUDE_PIDS")
     if pids:
         with open(pids, "a", encoding="utf-8") as f:
@@ -69,6 +76,15 @@ def main() -> int:
         "total_cost_usd": 0.001,
         "usage": {"input_tokens": 10, "output_tokens": 5},
     }
+    question = next(
+        (line[len("Question: ") :] for line in stdin.splitlines() if line.startswith("Question: ")),
+        "",
+    )
+    if mode == "echo_error":
+        envelope.update(is_error=True, result=f"cannot judge: {question}")
+        print(json.dumps(envelope))
+        print(f"error about {question}", file=sys.stderr)
+        return 1
     if mode == "hang":
         time.sleep(60)
         return 0
@@ -100,8 +116,15 @@ def main() -> int:
         output = DEFAULT_ADDRESSES
     else:
         output = DEFAULT_ANSWER
+    if mode == "echo":
+        output = {
+            key: (f"{question} [1]" if key == "answer" else question)
+            if isinstance(value, str)
+            else value
+            for key, value in output.items()
+        }
     envelope["structured_output"] = output
-    envelope["result"] = json.dumps(output)
+    envelope["result"] = question if mode == "echo" else json.dumps(output)
     print(json.dumps(envelope))
     return 0
 

@@ -215,6 +215,7 @@ def issue(data: EstateData, p: ProjectInfo, record: dict[str, Any]) -> dict[str,
         "upvotes": 0,
         "downvotes": 0,
         "due_date": None,
+        # doc/api/issues.md: ``confidential`` issues are visible to project members only.
         "confidential": bool(record.get("confidential", False)),
         "discussion_locked": None,
         "web_url": str(record.get("web_url") or f"{p.web_url}/-/issues/{iid}"),
@@ -250,7 +251,8 @@ def note(data: EstateData, p: ProjectInfo, iid: int, record: dict[str, Any]) -> 
         "noteable_iid": iid,
         "project_id": p.id,
         "resolvable": False,
-        # doc/api/notes.md: ``internal`` (``confidential`` is its deprecated name)
+        # doc/api/notes.md: ``internal`` marks a note only project members see; ``confidential``
+        # is the deprecated name GitLab still sends with the same value.
         "confidential": bool(record.get("internal", False)),
         "internal": bool(record.get("internal", False)),
         "imported": False,
