@@ -34,7 +34,7 @@ from typing import Any
 from scout.errors import ForgeError
 from scout.forge.base import Issue, Note
 from scout.forge.gitlab import GitLabForge
-from scout.forge.gitlab_http import MAX_PAGES, MAX_THROTTLED, retry_after_seconds
+from scout.forge.gitlab_http import MAX_PAGES, MAX_THROTTLED, _public_url, retry_after_seconds
 from scout.timefmt import from_forge
 
 log = logging.getLogger(__name__)
@@ -251,7 +251,7 @@ class GraphQLClient:
 
         httpx = _httpx()
         attempt = throttled = 0
-        where = f"POST {self.url}/api/graphql"
+        where = f"POST {_public_url(self.url)}/api/graphql"  # never user info from forge.url
         while True:
             query = make_query()
             if len(query) > QUERY_LIMIT:
