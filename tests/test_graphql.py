@@ -287,6 +287,16 @@ def test_a_bad_token_is_unauthorized(server: GitLabServer) -> None:
     assert "wrong" not in str(caught.value)
 
 
+def test_errors_never_show_the_token_or_user_info_of_the_url(server: GitLabServer) -> None:
+    url = server.url.replace("http://", "http://scout:pa55word@")
+    forge = GitLabGraphQLForge(url, "wrong-token-123", ["acme"], api="graphql", max_retries=0)
+    _OPEN.append(forge)
+    with pytest.raises(ForgeError) as caught:
+        list(forge.issues_updated_after("acme", None))
+    assert caught.value.reason == "unauthorized"
+    assert "pa55word" not in str(caught.value) and "wrong-token-123" not in str(caught.value)
+
+
 def test_gitlab_timeouts_shrink_the_page_and_it_grows_back(server: GitLabServer) -> None:
     clean = _listing(_graphql(server))
     server.clear_log()

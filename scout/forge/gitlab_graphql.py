@@ -34,7 +34,7 @@ from typing import Any
 from scout.errors import ForgeError
 from scout.forge.base import Issue, Note
 from scout.forge.gitlab import GitLabForge
-from scout.forge.gitlab_http import MAX_PAGES, MAX_THROTTLED, retry_after_seconds
+from scout.forge.gitlab_http import MAX_PAGES, MAX_THROTTLED, _public_url, retry_after_seconds
 from scout.timefmt import from_forge
 
 log = logging.getLogger(__name__)
@@ -119,9 +119,11 @@ class Unsupported(ForgeError):
 
 
 def query_complexity(query: str) -> int:
-    """The query's score under GitLab's rule (app/graphql/types/base_field.rb): every field
+    """The query's score after GitLab's rule (app/graphql/types/base_field.rb): every field
     costs 1, and a connection read ``first: n`` at a time costs its selection times ``1 + n/100``
-    (100 nodes double it). Nested connections are not multiplied by their parent's page."""
+    (100 nodes double it); nested connections are not multiplied by their parent's page. GitLab
+    adds that factor only to resolver-backed connections (``group.issues``, not ``notes``), and
+    a point for a sort argument: this bound counts every connection, so it errs high."""
     from graphql import FieldNode, IntValueNode, OperationDefinitionNode, parse
 
     def first_of(node: FieldNode) -> int | None:
@@ -251,7 +253,7 @@ class GraphQLClient:
 
         httpx = _httpx()
         attempt = throttled = 0
-        where = f"POST {self.url}/api/graphql"
+        where = f"POST {_public_url(self.url)}/api/graphql"  # never user info from forge.url
         while True:
             query = make_query()
             if len(query) > QUERY_LIMIT:

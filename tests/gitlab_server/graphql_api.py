@@ -318,7 +318,8 @@ def _first(node: FieldNode, variables: dict[str, Any]) -> int | None:
 
 def complexity(document: gql_ast.DocumentNode, variables: dict[str, Any]) -> int:
     """GitLab's score: 1 a field; a connection read ``first: n`` at a time costs ``1 + n/100``
-    times its selection (app/graphql/types/base_field.rb, ``calculate_complexity``)."""
+    times its selection (app/graphql/types/base_field.rb, ``calculate_complexity``; GitLab
+    multiplies resolver-backed connections only, this server every one: it errs strict)."""
 
     def score(selections: Any) -> float:
         total = 0.0
