@@ -37,6 +37,7 @@ class Request:
     path: str
     query: dict[str, str | list[str]]
     status: int
+    at: float = 0.0  # time.monotonic() when the answer was decided
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -300,7 +301,7 @@ class GitLabServer:
     def _record(self, method: str, path: str, query: dict[str, list[str]], status: int) -> None:
         flat = {k: v[0] if len(v) == 1 else list(v) for k, v in query.items()}
         with self._log_lock:
-            self.log.append(Request(method, path, flat, status))
+            self.log.append(Request(method, path, flat, status, time.monotonic()))
 
     def _authorised(self, private_token: str | None, authorization: str | None) -> bool:
         offered = private_token
