@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -37,7 +37,7 @@ class Request:
     path: str
     query: dict[str, str | list[str]]
     status: int
-    at: float = 0.0  # time.monotonic() when the answer was decided
+    at: float = field(default=0.0, compare=False)  # time.monotonic() when answered
 
 
 class _HTTPServer(ThreadingHTTPServer):
