@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -38,6 +38,7 @@ class Request:
     path: str
     query: dict[str, str | list[str]]
     status: int
+    at: float = field(default=0.0, compare=False)  # time.monotonic() when answered
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -302,7 +303,7 @@ class GitLabServer:
     def _record(self, method: str, path: str, query: dict[str, list[str]], status: int) -> None:
         flat = {k: v[0] if len(v) == 1 else list(v) for k, v in query.items()}
         with self._log_lock:
-            self.log.append(Request(method, path, flat, status))
+            self.log.append(Request(method, path, flat, status, time.monotonic()))
 
     def _authorised(self, private_token: str | None, authorization: str | None) -> bool:
         offered = private_token
