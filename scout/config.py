@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from scout.errors import ConfigError
+from scout.schedule import parse_schedule
 
 DEFAULT_FILE = "scout.toml"
 ENV_VAR = "SCOUT_CONFIG"
@@ -82,6 +83,13 @@ class AnswerConfig(_Section):
 
 class IngestConfig(_Section):
     schedule: str = "*/30 * * * *"
+
+    @field_validator("schedule")
+    @classmethod
+    def _valid_schedule(cls, value: str) -> str:
+        # Checked here, not when the worker starts: a typo must fail every command, naming the key.
+        parse_schedule(value)
+        return value
 
 
 class StoreConfig(_Section):
