@@ -1,9 +1,9 @@
 """Re-validation of stored verdicts against the current heads (``scout signposts recheck``).
 
 Only corpus rules and resolves can run again: the addresses judgement needs the issue's question,
-which is not stored (invariant 1). So an accepted verdict keeps its addresses judgement while its
-target holds, a withdrawn one is reinstated once its target holds again, and a verdict never
-accepted is reported, not stored: its issue's next change re-judges it in full.
+which is not stored (docs/design.md, invariant 1). So an accepted verdict keeps its addresses
+judgement while its target holds, a withdrawn one is reinstated once its target holds again, and a
+verdict never accepted is reported, not stored: its issue's next change re-judges it in full.
 """
 
 from __future__ import annotations
@@ -37,9 +37,10 @@ def recheck_one(store: Store, validator: Any, row: SignpostRow) -> dict[str, Any
     """Re-validate one verdict; store it when it changed and was ever accepted. None: unchanged.
 
     Only corpus rules and resolves can be run again: the addresses judgement needs the issue's
-    question, which is not stored (invariant 1). So an accepted verdict keeps its addresses
-    judgement while its target holds, a withdrawn one is reinstated once its target holds again,
-    and a verdict never accepted is reported, not stored: its issue's next change re-judges it.
+    question, which is not stored (docs/design.md, invariant 1). So an accepted verdict keeps its
+    addresses judgement while its target holds, a withdrawn one is reinstated once its target holds
+    again, and a verdict never accepted is reported, not stored: its issue's next change re-judges
+    it.
     """
     verdict = validator.recheck(reference_from_json(row.reference_json))
     before = _outcome(audit.state(row), row.check_name, row.reason, row.target_sha)

@@ -1,9 +1,9 @@
 """``scout sweep``: read the issues that changed, validate their signposts, keep targets true.
 
-Per issue, everything lands in one transaction with the group's cursor (verdicts, target
-passages, the issue's stored reference list), so a sweep killed at any point is finished by the
-next run with nothing lost and nothing doubled. Issue prose lives in memory only (invariant 1):
-it is extracted from, used as the question of the addresses check, and dropped.
+Per issue, everything lands in one transaction with the group's cursor (verdicts, target passages,
+the issue's stored reference list), so a sweep killed at any point is finished by the next run with
+nothing lost and nothing doubled. Issue prose lives in memory only (docs/design.md, invariant 1): it
+is extracted from, used as the question of the addresses check, and dropped.
 
 Forge latency dominates a sweep, and most of its requests are notes listings, one per issue with
 notes, which depend on nothing but the issue. So notes are fetched ahead by a small thread pool

@@ -1,4 +1,4 @@
-"""Scout's TOML configuration (DESIGN.md, "Config"), validated by pydantic.
+"""Scout's TOML configuration (docs/design.md, "Config"), validated by pydantic.
 
 Rules: unknown keys are errors (a typo must not silently fall back to a default); every error names
 the file, the dotted key and what was expected; secrets are never read from the file, only from the

@@ -135,10 +135,10 @@ def _m2_questions() -> str:
 def _m3_signposts() -> str:
     """Issue sweep state and signpost verdicts.
 
-    ``issues`` keeps only what invariant 1 allows (project, iid, URL, updated_at and the extracted
-    reference strings) so an unchanged issue is recognised without re-reading it. ``signposts``
-    holds one verdict per (issue, reference); accepted ones name a ``target`` key, and the
-    target's passages (origin ``signpost``) live as long as one accepted verdict names it.
+    ``issues`` keeps only what docs/design.md invariant 1 allows (project, iid, URL, updated_at and
+    the extracted reference strings) so an unchanged issue is recognised without re-reading it.
+    ``signposts`` holds one verdict per (issue, reference); accepted ones name a ``target`` key, and
+    the target's passages (origin ``signpost``) live as long as one accepted verdict names it.
     ``cursors`` holds each group's sweep position, advanced in the same transaction as the issue.
     """
     return """
@@ -688,7 +688,7 @@ class SignpostRow:
     withdrawn_at: str | None
 
     def to_json(self) -> dict[str, Any]:
-        """DESIGN.md's ``scout signposts --json`` fields (plus ``withdrawn_at``)."""
+        """docs/design.md's ``scout signposts --json`` fields (plus ``withdrawn_at``)."""
         lines = (
             [self.target_line_start, self.target_line_end]
             if self.target_line_start is not None

@@ -59,7 +59,7 @@ class Reference:
     docs_site: str | None = None  # the matching DocsSite.url for docs_page
 
     def to_json(self) -> dict[str, Any]:
-        """DESIGN.md's ``scout signposts extract --json`` fields, absent ones null."""
+        """docs/design.md's ``scout signposts extract --json`` fields, absent ones null."""
         return {
             "kind": self.kind,
             "reference": self.reference,

@@ -1,6 +1,6 @@
 """Signpost validation: may this reference inform answers, and if so, with which passages?
 
-Checks run in DESIGN.md's order and stop at the first failure:
+Checks run in docs/design.md's order and stop at the first failure:
 
 1. ``corpus_rules`` — the target project (and path) against the same rule code indexing uses,
    from metadata only. Nothing of a target's content is fetched before this passes.
@@ -116,8 +116,9 @@ class Validator:
     def recheck(self, reference: Reference) -> Verdict:
         """Re-validation against a moved head: corpus rules and resolves only.
 
-        The question that was judged lives in issue prose, which is not stored (invariant 1), so
-        an accepted signpost keeps its addresses judgement while its target still resolves.
+        The question that was judged lives in issue prose, which is not stored (docs/design.md,
+        invariant 1), so an accepted signpost keeps its addresses judgement while its target still
+        resolves.
         """
         return self._run(reference, None)
 

@@ -1,4 +1,4 @@
-"""The citation check (DESIGN.md invariant 6): a citation is checked, not trusted.
+"""The citation check (docs/design.md, invariant 6): a citation is checked, not trusted.
 
 An answer that cites nothing, or names a passage number outside 1..k in its ``cited`` list or as a
 ``[n]`` marker in its prose, is refused; the refusal is a decline carrying the reason. Pure.

@@ -1,6 +1,6 @@
 """Prompt rendering: numbered, fenced passages and the instruction that goes with them.
 
-The main rule (DESIGN.md invariant 5): passage text is data. Each passage sits between
+The main rule (docs/design.md, invariant 5): passage text is data. Each passage sits between
 ``-----BEGIN PASSAGE n-----`` and ``-----END PASSAGE n-----``, and anything inside it that looks
 like such a delimiter (any case, any spacing, any dash) is neutralised first, so no passage can
 close its own fence or open a new one. Everything here is pure: values in, strings out.

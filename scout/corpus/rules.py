@@ -1,9 +1,9 @@
 """Corpus rules: which projects and files may inform answers.
 
-One module, called by indexing and by signpost validation alike (DESIGN.md invariant 2), and it
-looks at metadata only: a project's path, visibility and archived flag; a file's path, kind and
-size. Nothing here fetches content, so a target that fails can never have been read. Each
-rejection carries a machine-readable reason that audits and logs show as-is.
+One module, called by indexing and by signpost validation alike (docs/design.md, invariant 2), and
+it looks at metadata only: a project's path, visibility and archived flag; a file's path, kind and
+size. Nothing here fetches content, so a target that fails can never have been read. Each rejection
+carries a machine-readable reason that audits and logs show as-is.
 """
 
 from __future__ import annotations

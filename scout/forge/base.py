@@ -1,7 +1,7 @@
 """The forge protocol: what Scout asks of a GitLab estate, and the plain records it gets back.
 
-Two real implementations: ``local`` (an estate directory of git repositories, see DESIGN.md) and
-``gitlab`` (REST v4 through python-gitlab). Both yield these records and raise only
+Two real implementations: ``local`` (an estate directory of git repositories, see docs/design.md)
+and ``gitlab`` (REST v4 through python-gitlab). Both yield these records and raise only
 ``scout.errors.ForgeError`` (``NotFound`` for a 404), so nothing above this package knows which
 forge it talks to. Every call that would be a request on GitLab is counted in ``requests`` by kind
 (``projects``, ``project``, ``head``, ``tree``, ``files``, ``archive``, ``commits``, ``mrs``,
@@ -72,7 +72,8 @@ class MergeRequest:
 
 @dataclass(frozen=True)
 class Issue:
-    """An issue as read for signpost extraction. Its prose lives in memory only (invariant 1)."""
+    """An issue as read for signpost extraction. Its prose lives in memory only (docs/design.md,
+    invariant 1)."""
 
     project: str  # full path of the issue's project
     iid: int

@@ -1,4 +1,5 @@
-"""The ``local`` forge: an estate directory of git repositories (DESIGN.md, "Estate directory").
+"""The ``local`` forge: an estate directory of git repositories (docs/design.md, "Estate
+directory").
 
 It answers every forge operation the way the GitLab forge does, from ``estate.toml``, the
 repositories under ``repos/`` and the issue files under ``issues/``, and counts each operation as
