@@ -10,13 +10,13 @@ outcome.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
 from scout.compose import answer_task, check
+from scout.compose.prompt import CONTROL_CHARACTERS
 from scout.providers.base import Provider
 from scout.retrieve import check_passages, check_question, retrieve
 from scout.store import PassageHit, Store
@@ -119,12 +119,9 @@ def ask(
     return result
 
 
-# Model output is printed to terminals: no control characters but newline and tab survive.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def _printable(text: str) -> str:
-    return _CONTROLS.sub("", text).strip()
+    # Model output is printed to terminals: no control characters but newline and tab survive.
+    return CONTROL_CHARACTERS.sub("", text).strip()
 
 
 def _resolve(provider: Provider | Callable[[], Provider]) -> Provider:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from scout.errors import ConfigError
+from scout.providers.base import ProviderName
 from scout.schedule import parse_schedule
 
 DEFAULT_FILE = "scout.toml"
@@ -76,7 +77,7 @@ class DocsSiteConfig(_Section):
 
 
 class AnswerConfig(_Section):
-    provider: Literal["claude-local", "anthropic", "offline"] = "claude-local"
+    provider: ProviderName = "claude-local"
     model: str = "claude-haiku-4-5"
     passages: int = Field(default=8, ge=1, le=20)
 

@@ -183,10 +183,32 @@ def _m3_signposts() -> str:
         """
 
 
+def _m4_one_line_anchor() -> str:
+    """File target keys name one line as ``#L13``, like every other anchor, not ``#L13-13``.
+
+    The key is shown by ``scout signposts summary`` and links a target's passages to its verdicts,
+    so keys written before the line anchor had one form are rewritten in both places.
+    """
+    one_line = (
+        "target like 'file:%' and target_line_start = target_line_end "
+        "and target like '%#L' || target_line_start || '-' || target_line_end"
+    )
+    short = "substr(target, 1, length(target) - length('-' || target_line_end))"
+    return f"""
+        update passages set target = (
+            select {short} from signposts where signposts.target = passages.target and {one_line}
+            limit 1
+        )
+        where origin = 'signpost' and target in (select target from signposts where {one_line});
+        update signposts set target = {short} where {one_line};
+        """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     _m1_corpus,
     _m2_questions,
     _m3_signposts,
+    _m4_one_line_anchor,
 ]
 
 

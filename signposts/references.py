@@ -18,6 +18,8 @@ import collections
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from scout.forge.base import lines_fragment
+
 Kind = Literal["docs_page", "file", "commit", "merge_request"]
 
 
@@ -83,14 +85,6 @@ class Extraction:
 
     references: list[Reference] = field(default_factory=list)
     skipped: collections.Counter[str] = field(default_factory=collections.Counter)
-
-
-def lines_fragment(lines: tuple[int, int] | None) -> str:
-    """``#L10`` for a single line, ``#L10-20`` for a range (GitLab's own anchor form)."""
-    if lines is None:
-        return ""
-    a, b = lines
-    return f"#L{a}" if a == b else f"#L{a}-{b}"
 
 
 def file_ref(project: str, path: str, lines: tuple[int, int] | None) -> Reference:

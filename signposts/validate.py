@@ -22,8 +22,7 @@ from scout.corpus.index import decode_text
 from scout.corpus.passages import Section, split_document, window
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules, is_documentation
 from scout.errors import NotFound
-from scout.forge.base import FileDiff, Forge, Project
-from scout.forge.local import count_lines
+from scout.forge.base import FileDiff, Forge, Project, count_lines, lines_fragment
 from scout.providers.base import Provider
 from scout.store import PassageRecord, now
 from signposts.cache import CachedForge
@@ -250,7 +249,7 @@ class Validator:
         if lines and lines[1] > total:
             raise _Failed("resolves", f"line {lines[1]} of {path} is past its end ({total} lines)")
         target.lines = lines
-        target.key = f"file:{project.path}:{path}" + (f"#L{lines[0]}-{lines[1]}" if lines else "")
+        target.key = f"file:{project.path}:{path}{lines_fragment(lines)}"
         target.passages = self._file_passages(project, head, path, text, lines, target.key)
         where = f" L{lines[0]}-{lines[1]}" if lines else ""
         return f"{path}{where} exists at {head[:12]}"

@@ -6,12 +6,13 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from scout.compose import AddressesOutput, AnswerOutput, addresses_task, answer_task
 from scout.errors import ProviderError, UsageError
-from scout.providers import REGISTRY, make_provider
+from scout.providers import REGISTRY, ProviderName, make_provider
 from scout.providers.anthropic_api import AnthropicProvider
 from scout.providers.claude_local import ClaudeLocalProvider
 from scout.providers.offline import OfflineProvider
@@ -29,6 +30,7 @@ def calls(record: Path) -> list[dict[str, object]]:
 
 def test_registry_names_the_three_providers() -> None:
     assert list(REGISTRY) == ["claude-local", "anthropic", "offline"]
+    assert list(REGISTRY) == list(get_args(ProviderName))  # what the config accepts
     assert isinstance(make_provider("offline", model="x"), OfflineProvider)
     assert isinstance(make_provider("claude-local", model="x"), ClaudeLocalProvider)
     assert isinstance(make_provider("anthropic", model="x"), AnthropicProvider)

@@ -121,3 +121,46 @@ def test_fts_follows_deletes(tmp_path: Path) -> None:
     # FTS5 compares the index with its content table and raises if they disagree.
     db.execute("insert into passages_fts(passages_fts) values('integrity-check')")
     db.close()
+
+
+def test_one_line_file_targets_written_as_a_range_are_rewritten(tmp_path: Path) -> None:
+    # A store written before the line anchor had one form: schema 3, keys ending "#L3-3".
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.executescript(";".join(m() for m in MIGRATIONS[:3]) + ";pragma user_version = 3;")
+    columns = (
+        "issue_project, issue_iid, issue_url, kind, reference, status, reason, target_line_start, "
+        "target_line_end, target, reference_json, checks, checked_at, first_seen_at"
+    )
+    rows = [
+        ("r1", 3, 3, "file:acme/a:docs/x.md#L3-3"),
+        ("r2", 3, 9, "file:acme/a:docs/x.md#L3-9"),
+        ("r3", None, None, "file:acme/a:docs/y.md"),
+        ("r4", 12, 12, "file:acme/a:docs/L12-12.md#L12-12"),
+    ]
+    for reference, start, end, target in rows:
+        db.execute(
+            f"insert into signposts ({columns}) values "
+            "('acme/a', 1, 'u', 'file', ?, 'accepted', 'ok', ?, ?, ?, '{}', '[]', 't', 't')",
+            [reference, start, end, target],
+        )
+        db.execute(
+            "insert into passages (project, path, sha, line_start, line_end, heading, body, "
+            "source, origin, url, target) values "
+            "('acme/a', 'docs/x.md', 'a', 1, 2, 'h', 'b', 'docs', 'signpost', 'u', ?)",
+            [target],
+        )
+    db.commit()
+    db.close()
+
+    Store.open(path).close()
+    db = sqlite3.connect(path)
+    expected = [
+        "file:acme/a:docs/x.md#L3",
+        "file:acme/a:docs/x.md#L3-9",
+        "file:acme/a:docs/y.md",
+        "file:acme/a:docs/L12-12.md#L12",
+    ]
+    assert [t for (t,) in db.execute("select target from signposts order by reference")] == expected
+    assert [t for (t,) in db.execute("select target from passages order by id")] == expected
+    db.close()

@@ -17,6 +17,7 @@ import click
 
 from scout.cli.runtime import Runtime, emit, json_option, log, pass_runtime
 from scout.errors import UsageError
+from scout.forge.base import lines_fragment
 from scout.gaps import parse_since
 from scout.store import SignpostRow, Store
 from signposts import audit
@@ -238,7 +239,7 @@ def _render_detail(d: dict[str, Any]) -> str:
         f"  issue     {printable(issue['project'])}#{issue['iid']}  {printable(issue['url'])}",
         f"  target    {printable(target['project'] or '-')}"
         + (f":{printable(target['path'])}" if target["path"] else "")
-        + (f"#L{lines[0]}-{lines[1]}" if lines else ""),
+        + lines_fragment(tuple(lines) if lines else None),
         f"  ref       {printable(d['ref'] or '-')}  sha {d['target']['sha'] or '-'}",
         f"  checked   {d['checked_at']} (first seen {d['first_seen_at']})"
         + (f", withdrawn {d['withdrawn_at']}" if d["withdrawn_at"] else ""),

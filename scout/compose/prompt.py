@@ -29,7 +29,7 @@ _DELIMITER = re.compile(
     re.IGNORECASE,
 )
 # C0/C1 controls except tab and newline: they can hide text from a reviewer or confuse a terminal.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def neutralise(text: str, limit: int = MAX_PASSAGE_CHARS) -> str:
@@ -38,7 +38,7 @@ def neutralise(text: str, limit: int = MAX_PASSAGE_CHARS) -> str:
     NFKC first, so fullwidth or compatibility letters cannot spell a delimiter the pattern misses.
     """
     text = unicodedata.normalize("NFKC", text[: limit * 2])
-    text = _CONTROLS.sub(" ", text)
+    text = CONTROL_CHARACTERS.sub(" ", text)
     return _DELIMITER.sub(NEUTRALISED, text)[:limit]
 
 

@@ -176,15 +176,27 @@ class Forge(Protocol):
         ...
 
 
+def lines_fragment(lines: tuple[int, int] | None) -> str:
+    """The one line anchor: ``#L13`` for one line, ``#L13-20`` for a range (GitLab's own form),
+    ``""`` for none. Permalinks, references, target keys and printed targets all use it."""
+    if not lines:
+        return ""
+    a, b = lines
+    return f"#L{a}" if a == b else f"#L{a}-{b}"
+
+
 def permalink(web_url: str, sha: str, path: str, lines: tuple[int, int] | None) -> str:
     """GitLab's blob permalink: ``<web_url>/-/blob/<sha>/<path>#L<a>-<b>``."""
     from urllib.parse import quote
 
-    url = f"{web_url.rstrip('/')}/-/blob/{sha}/{quote(path)}"
-    if lines:
-        a, b = lines
-        url += f"#L{a}" if a == b else f"#L{a}-{b}"
-    return url
+    return f"{web_url.rstrip('/')}/-/blob/{sha}/{quote(path)}{lines_fragment(lines)}"
+
+
+def count_lines(data: bytes) -> int:
+    """Lines as an editor numbers them: a final line without a newline still counts."""
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
 def in_groups(path: str, groups: list[str]) -> bool:
@@ -202,6 +214,8 @@ __all__ = [
     "Note",
     "Project",
     "RefPath",
+    "count_lines",
     "in_groups",
+    "lines_fragment",
     "permalink",
 ]

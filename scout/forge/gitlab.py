@@ -24,6 +24,7 @@ from scout.forge.base import (
     Note,
     Project,
     RefPath,
+    count_lines,
     permalink,
 )
 from scout.forge.gitlab_archive import BadArchive, Snapshot, parse_archive
@@ -35,11 +36,6 @@ FILE_LIMIT = 32 * 1024 * 1024  # bytes of one raw file
 LINE_CACHE_SIZE = 4096
 _REFUSED_ARCHIVE = (403, 404, 406)
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-
-
-def _count_lines(body: bytes) -> int:
-    """Lines as an editor numbers them: a last line without a newline still counts."""
-    return body.count(b"\n") + (1 if body and not body.endswith(b"\n") else 0)
 
 
 class GitLabForge:
@@ -144,13 +140,13 @@ class GitLabForge:
                 return None
             body = self._snapshot.content.get(path)
             if body is not None:
-                return _count_lines(body)
+                return count_lines(body)
         key = (_key(project), sha, path)
         if key in self._lines:
             self._lines.move_to_end(key)
             return self._lines[key]
         body = self._raw(project, sha, path)
-        count = None if body is None else _count_lines(body)
+        count = None if body is None else count_lines(body)
         self._lines[key] = count
         if len(self._lines) > LINE_CACHE_SIZE:
             self._lines.popitem(last=False)

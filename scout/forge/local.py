@@ -28,6 +28,7 @@ from scout.forge.base import (
     Note,
     Project,
     RefPath,
+    count_lines,
     in_groups,
     permalink,
 )
@@ -341,10 +342,3 @@ def _at_or_after(value: object, after: str) -> bool:
 
 def _is_hex(text: str) -> bool:
     return 4 <= len(text) <= 64 and all(c in "0123456789abcdefABCDEF" for c in text)
-
-
-def count_lines(data: bytes) -> int:
-    """Lines as an editor shows them: a final line without a newline still counts."""
-    if not data:
-        return 0
-    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)

@@ -9,11 +9,14 @@ share it. The main rule: every failure, whatever its cause, leaves a provider as
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 T = TypeVar("T", bound=BaseModel)
+
+# The one list of provider names: the registry is keyed by it and the config validates against it.
+ProviderName = Literal["claude-local", "anthropic", "offline"]
 
 # Bounds what a provider reads back from a model: generous for an answer, small for memory.
 MAX_REPLY_BYTES = 1_000_000
