@@ -90,8 +90,8 @@ def recheck_verdicts(
 ) -> dict[str, Any]:
     """Re-validate ``rows`` against the current heads; what changed, in ``rows`` order."""
     from scout.corpus.rules import CorpusRules
+    from scout.forge.cached import CachedForge
     from scout.providers import make_provider
-    from signposts.cache import CachedForge
     from signposts.validate import Validator
 
     provider = make_provider(config.answer.provider, model=config.answer.model)

@@ -29,9 +29,9 @@ from scout.config import Config
 from scout.corpus.rules import CorpusRules
 from scout.errors import NotFound
 from scout.forge.base import Forge, Issue, Note
+from scout.forge.cached import CachedForge
 from scout.providers.base import Provider
 from scout.store import IssueRow, SignpostRow, Store
-from signposts.cache import CachedForge
 from signposts.extract import extract_issue
 from signposts.references import DocsSite, ExtractContext
 from signposts.validate import Validator, question_of
@@ -113,7 +113,7 @@ class Sweep:
             self._revalidate()
         self.summary.stopped = self.stop.is_set()
         self.summary.seconds = time.monotonic() - started
-        self.summary.forge_requests = dict(sorted(self.forge.forge.requests.items()))
+        self.summary.forge_requests = dict(sorted(self.forge.requests.items()))
         return self.summary
 
     # ------------------------------------------------------------------ issues
@@ -146,7 +146,7 @@ class Sweep:
             return None
         if self._project_qualifies(issue.project) is not None:
             return None
-        notes = self.forge.forge.issue_notes
+        notes = self.forge.issue_notes
         return pool.submit(lambda: list(notes(issue)))
 
     def _project_qualifies(self, path: str) -> str | None:

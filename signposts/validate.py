@@ -23,9 +23,9 @@ from scout.corpus.passages import Section, split_document, window
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules, is_documentation
 from scout.errors import NotFound
 from scout.forge.base import FileDiff, Forge, Project, count_lines, lines_fragment
+from scout.forge.cached import CachedForge
 from scout.providers.base import Provider
 from scout.store import PassageRecord, now
-from signposts.cache import CachedForge
 from signposts.diffs import added_lines, map_lines, meaningful
 from signposts.docs_map import source_candidates
 from signposts.references import Reference
@@ -102,7 +102,7 @@ class Validator:
         *,
         live_client: Any | None = None,
     ) -> None:
-        self.forge: Any = forge if isinstance(forge, CachedForge) else CachedForge(forge)
+        self.forge = CachedForge.around(forge)
         self.rules = rules
         self.provider = provider
         self.docs_sites = {site.url: site for site in docs_sites}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from scout.errors import ForgeError, NotFound
 from scout.forge.base import (
@@ -347,7 +347,10 @@ class GitLabForge:
 # JSON to records
 
 
-def _get(data: Any, key: str, kind: type) -> Any:
+_T = TypeVar("_T")
+
+
+def _get(data: Any, key: str, kind: type[_T]) -> _T:
     """``data[key]`` of the given type, or ForgeError("bad data")."""
     value = data.get(key) if isinstance(data, dict) else None
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
