@@ -20,7 +20,7 @@ DEFAULT_DECLINE = "the passages do not answer the question"
 
 
 @dataclass(frozen=True)
-class Verdict:
+class CitationCheck:
     """The checked outcome: answered with these passage numbers, or declined with a reason."""
 
     answered: bool
@@ -42,17 +42,17 @@ def markers(prose: str) -> list[int]:
     return found
 
 
-def check(output: AnswerOutput, k: int) -> Verdict:
+def check(output: AnswerOutput, k: int) -> CitationCheck:
     """Accept the output as an answer only if it cites something and only passages 1..k."""
     if output.declined:
         reason = " ".join(output.reason.split()) or DEFAULT_DECLINE
-        return Verdict(False, (), reason)
+        return CitationCheck(False, (), reason)
     if not output.answer.strip():
-        return Verdict(False, (), "empty answer")
+        return CitationCheck(False, (), "empty answer")
     named = [*output.cited, *markers(output.answer)]
     for n in named:
         if not 1 <= n <= k:
-            return Verdict(False, (), f"cited passage {n} of {k}")
+            return CitationCheck(False, (), f"cited passage {n} of {k}")
     if not named:
-        return Verdict(False, (), "cited nothing")
-    return Verdict(True, tuple(sorted(set(named))), None)
+        return CitationCheck(False, (), "cited nothing")
+    return CitationCheck(True, tuple(sorted(set(named))), None)

@@ -21,7 +21,7 @@ README_NAMES = {"readme", "readme.txt"}
 
 
 @dataclass(frozen=True)
-class Verdict:
+class RuleDecision:
     """The outcome of a rule check: ``ok`` or a reason such as ``project_private``."""
 
     reason: str | None = None
@@ -34,7 +34,7 @@ class Verdict:
         return self.ok
 
 
-OK = Verdict()
+OK = RuleDecision()
 
 
 @dataclass(frozen=True)
@@ -42,43 +42,43 @@ class CorpusRules:
     groups: tuple[str, ...]
     corpus: CorpusConfig
 
-    def group(self, path: str) -> Verdict:
+    def group(self, path: str) -> RuleDecision:
         """Whether a project path lies in a configured group: decidable before any lookup."""
-        return OK if in_groups(path, list(self.groups)) else Verdict("project_outside_groups")
+        return OK if in_groups(path, list(self.groups)) else RuleDecision("project_outside_groups")
 
-    def project(self, project: Project) -> Verdict:
+    def project(self, project: Project) -> RuleDecision:
         """Whether a project may contribute passages, from its metadata alone."""
         inside = self.group(project.path)
         if not inside:
             return inside
         if any(fnmatchcase(project.path, pattern) for pattern in self.corpus.exclude_projects):
-            return Verdict("project_excluded")
+            return RuleDecision("project_excluded")
         if project.visibility not in self.corpus.visibility:
-            return Verdict(f"project_{project.visibility}")
+            return RuleDecision(f"project_{project.visibility}")
         if project.archived and not self.corpus.include_archived:
-            return Verdict("project_archived")
+            return RuleDecision("project_archived")
         return OK
 
-    def path(self, path: str) -> Verdict:
+    def path(self, path: str) -> RuleDecision:
         """Whether a repository path may be read at all (exclusions and traversal)."""
         parts = PurePosixPath(path).parts
         if not parts or path.startswith("/") or ".." in parts or "\0" in path:
-            return Verdict("path_invalid")
+            return RuleDecision("path_invalid")
         if any(fnmatchcase(path, pattern) for pattern in self.corpus.exclude_paths):
-            return Verdict("path_excluded")
+            return RuleDecision("path_excluded")
         return OK
 
-    def file(self, entry: FileEntry) -> Verdict:
+    def file(self, entry: FileEntry) -> RuleDecision:
         """Whether a file may be indexed: a regular, small, non-excluded documentation file."""
         path_verdict = self.path(entry.path)
         if not path_verdict:
             return path_verdict
         if entry.kind != "blob":
-            return Verdict(f"file_{entry.kind}")
+            return RuleDecision(f"file_{entry.kind}")
         if not is_documentation(entry.path):
-            return Verdict("file_not_documentation")
+            return RuleDecision("file_not_documentation")
         if entry.size > MAX_FILE_BYTES:
-            return Verdict("file_too_large")
+            return RuleDecision("file_too_large")
         return OK
 
 
