@@ -9,14 +9,14 @@ verdict never accepted is reported, not stored: its issue's next change re-judge
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
-from ingest.records import new_signpost, reference_from_json
 from scout.config import Config
 from scout.forge.base import Forge
 from scout.store import SignpostRow, Store
+from scout.verdict import Check, Status
 from signposts import audit
+from signposts.references import Reference
 
 
 def _outcome(status: str, check: str | None, reason: str, sha: str | None) -> dict[str, Any]:
@@ -42,17 +42,15 @@ def recheck_one(store: Store, validator: Any, row: SignpostRow) -> dict[str, Any
     again, and a verdict never accepted is reported, not stored: its issue's next change re-judges
     it.
     """
-    verdict = validator.recheck(reference_from_json(row.reference_json))
-    before = _outcome(audit.state(row), row.check_name, row.reason, row.target_sha)
+    verdict = validator.recheck(Reference.from_store(row.reference_json))
+    before = _outcome(row.state, row.check_name, row.reason, row.target_sha)
     if row.status == "accepted" or row.withdrawn_at:
-        new = new_signpost(verdict)
-        if new.status == "accepted" and row.status == "accepted":
-            kept = [c for c in json.loads(row.checks) if c["check"] == "addresses"]
-            new = dataclasses.replace(
-                new, reason=row.reason, checks=json.dumps(json.loads(new.checks) + kept)
-            )
-        state = "accepted" if new.status == "accepted" else "withdrawn"
-        after = _outcome(state, new.check_name, new.reason, new.target_sha)
+        new = verdict
+        if new.accepted and row.status == "accepted":
+            kept = tuple(c for c in row.verdict().checks if c.check == Check.ADDRESSES)
+            new = dataclasses.replace(new, reason=row.reason, checks=new.checks + kept)
+        state = Status.ACCEPTED if new.accepted else Status.WITHDRAWN
+        after = _outcome(state, new.check, new.reason, new.target_sha)
         if _same(before, after) and (state != "accepted" or new.target == row.target):
             return None
         store.revalidated(row.id, new, verdict.passages)

@@ -18,26 +18,25 @@ import logging
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from ingest.recheck import recheck_one
-from ingest.records import new_signpost
 from scout.config import Config
 from scout.corpus.rules import CorpusRules
 from scout.errors import NotFound
 from scout.forge.base import Forge, Issue, Note
 from scout.forge.cached import CachedForge
 from scout.providers.base import Provider
-from scout.store import IssueRow, SignpostRow, Store
+from scout.store import IssueRow, PassageRecord, SignpostRow, Store
+from scout.verdict import Check
 from signposts.extract import extract_issue
 from signposts.references import DocsSite, ExtractContext
 from signposts.validate import Validator, question_of
 
 log = logging.getLogger("scout.sweep")
-CHECKS = ("corpus_rules", "resolves", "addresses")
 # Notes requests in flight at once, and how many issues ahead of the one being written they are
 # fetched: bounded, so memory stays flat in the number of issues.
 CONCURRENCY = 4
@@ -50,7 +49,7 @@ class SweepSummary:
     notes_read: int = 0
     references: int = 0
     accepted: int = 0
-    rejected: Counter[str] = field(default_factory=lambda: Counter(dict.fromkeys(CHECKS, 0)))
+    rejected: Counter[str] = field(default_factory=lambda: Counter(dict.fromkeys(Check, 0)))
     withdrawn: int = 0
     revalidated: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
@@ -64,7 +63,7 @@ class SweepSummary:
             "notes_read": self.notes_read,
             "references": self.references,
             "accepted": self.accepted,
-            "rejected": {check: self.rejected[check] for check in CHECKS},
+            "rejected": {check.value: self.rejected[check] for check in Check},
             "withdrawn": self.withdrawn,
             "revalidated": self.revalidated,
             "skipped": dict(sorted(self.skipped.items())),
@@ -191,9 +190,9 @@ class Sweep:
         verdicts = [self.validator.validate(ref, question) for ref in extraction.references]
         del notes, question
         summary.references += len(verdicts)
-        passages = {}
+        passages: dict[str, Sequence[PassageRecord]] = {}
         for verdict in verdicts:
-            if verdict.status == "accepted":
+            if verdict.accepted:
                 summary.accepted += 1
                 assert verdict.target is not None
                 passages[verdict.target] = verdict.passages
@@ -205,15 +204,15 @@ class Sweep:
                 issue.iid,
                 issue.web_url,
                 issue.updated_at,
-                tuple(v.reference.reference for v in verdicts),
+                tuple(v.reference for v in verdicts),
             ),
-            [new_signpost(v) for v in verdicts],
+            verdicts,
             passages,
             cursor,
         )
         self.progress(
             f"{issue.project}#{issue.iid}: {len(verdicts)} reference(s), "
-            f"{sum(v.status == 'accepted' for v in verdicts)} accepted"
+            f"{sum(v.accepted for v in verdicts)} accepted"
         )
 
     # ------------------------------------------------------------------ re-validation

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import Any
 
 from scout import timefmt
 from scout.errors import StoreError
+from scout.verdict import Check, Kind, Status, Verdict, checks_from_json
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -440,8 +441,8 @@ class Store:
     def save_issue(
         self,
         issue: IssueRow,
-        verdicts: list[NewSignpost],
-        passages: dict[str, list[PassageRecord]],
+        verdicts: list[Verdict],
+        passages: dict[str, Sequence[PassageRecord]],
         cursor: tuple[str, str] | None,
     ) -> None:
         """Replace one issue's verdicts, its targets' passages and the sweep cursor, atomically.
@@ -481,7 +482,7 @@ class Store:
                     "insert or replace into cursors (scope, value) values (?, ?)", list(cursor)
                 )
 
-    def _upsert_signpost(self, issue: IssueRow, v: NewSignpost) -> None:
+    def _upsert_signpost(self, issue: IssueRow, v: Verdict) -> None:
         lines = v.target_lines or (None, None)
         self.db.execute(
             "insert into signposts (issue_project, issue_iid, issue_url, kind, reference, status, "
@@ -503,7 +504,7 @@ class Store:
                 v.kind,
                 v.reference,
                 v.status,
-                v.check_name,
+                v.check,
                 v.reason,
                 v.target_project,
                 v.target_path,
@@ -512,13 +513,13 @@ class Store:
                 v.target_sha,
                 v.target,
                 v.reference_json,
-                v.checks,
+                v.checks_json(),
                 v.checked_at,
                 v.checked_at,
             ],
         )
 
-    def _replace_target_passages(self, key: str, records: list[PassageRecord]) -> None:
+    def _replace_target_passages(self, key: str, records: Sequence[PassageRecord]) -> None:
         """A target's passages, minus those the corpus already holds at the same sha and lines."""
         self.db.execute("delete from passages where origin = 'signpost' and target = ?", [key])
         for record in records:
@@ -537,11 +538,11 @@ class Store:
         )
 
     def revalidated(
-        self, signpost_id: int, verdict: NewSignpost, passages: list[PassageRecord]
+        self, signpost_id: int, verdict: Verdict, passages: Sequence[PassageRecord]
     ) -> None:
         """Record a re-validation: refreshed passages at the new sha, or a withdrawal."""
         with self.transaction():
-            withdrawn = verdict.status == "rejected"
+            withdrawn = not verdict.accepted
             lines = verdict.target_lines or (None, None)
             self.db.execute(
                 "update signposts set status = ?, check_name = ?, reason = ?, target_path = ?, "
@@ -549,14 +550,14 @@ class Store:
                 "checks = ?, checked_at = ?, withdrawn_at = ? where id = ?",
                 [
                     verdict.status,
-                    verdict.check_name,
+                    verdict.check,
                     verdict.reason,
                     verdict.target_path,
                     lines[0],
                     lines[1],
                     verdict.target_sha,
                     verdict.target,
-                    verdict.checks,
+                    verdict.checks_json(),
                     verdict.checked_at,
                     verdict.checked_at if withdrawn else None,
                     signpost_id,
@@ -603,7 +604,7 @@ class Store:
             f"order by checked_at desc, id desc{tail}",
             args,
         ).fetchall()
-        return [SignpostRow(*row) for row in rows]
+        return [SignpostRow.from_row(row) for row in rows]
 
     def target_passages(self, key: str) -> list[PassageRecord]:
         rows = self.db.execute(
@@ -692,10 +693,10 @@ class SignpostRow:
     issue_project: str
     issue_iid: int
     issue_url: str
-    kind: str
+    kind: Kind
     reference: str
-    status: str
-    check_name: str | None
+    status: Status
+    check_name: Check | None
     reason: str
     target_project: str | None
     target_path: str | None
@@ -708,6 +709,45 @@ class SignpostRow:
     checked_at: str
     first_seen_at: str
     withdrawn_at: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row | tuple[Any, ...]) -> SignpostRow:
+        """A row selected with ``_SIGNPOST_COLUMNS``, mapped by name, names typed."""
+        values = dict(zip(_SIGNPOST_FIELDS, row, strict=True))
+        values["kind"] = Kind(values["kind"])
+        values["status"] = Status(values["status"])
+        values["check_name"] = Check(values["check_name"]) if values["check_name"] else None
+        return cls(**values)
+
+    @property
+    def state(self) -> Status:
+        """Accepted, rejected, or withdrawn (rejected after having been accepted)."""
+        if self.status == Status.REJECTED and self.withdrawn_at:
+            return Status.WITHDRAWN
+        return self.status
+
+    def verdict(self) -> Verdict:
+        """The stored verdict (without passages: they live with the target)."""
+        lines = (
+            (self.target_line_start, self.target_line_end)
+            if self.target_line_start is not None and self.target_line_end is not None
+            else None
+        )
+        return Verdict(
+            kind=self.kind,
+            reference=self.reference,
+            reference_json=self.reference_json,
+            status=self.status,
+            check=self.check_name,
+            reason=self.reason,
+            target_project=self.target_project,
+            target_path=self.target_path,
+            target_lines=lines,
+            target_sha=self.target_sha,
+            target=self.target,
+            checks=checks_from_json(self.checks),
+            checked_at=self.checked_at,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """docs/design.md's ``scout signposts --json`` fields (plus ``withdrawn_at``)."""
@@ -735,26 +775,8 @@ class SignpostRow:
         }
 
 
-@dataclass(frozen=True)
-class NewSignpost:
-    """A verdict to store: what validation decided about one reference of one issue."""
-
-    kind: str
-    reference: str
-    status: str
-    check_name: str | None
-    reason: str
-    target_project: str | None
-    target_path: str | None
-    target_lines: tuple[int, int] | None
-    target_sha: str | None
-    target: str | None
-    reference_json: str
-    checks: str
-    checked_at: str
-
-
-_SIGNPOST_COLUMNS = ", ".join(SignpostRow.__dataclass_fields__)
+_SIGNPOST_FIELDS = tuple(SignpostRow.__dataclass_fields__)
+_SIGNPOST_COLUMNS = ", ".join(_SIGNPOST_FIELDS)
 
 _PASSAGE_COLUMNS = ", ".join(
     f"passages.{name}"

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from scout.store import SignpostRow
+from scout.verdict import Check, Kind, Status
 
-CHECKS = ("corpus_rules", "resolves", "addresses")
-STATUSES = ("accepted", "rejected", "withdrawn")
-KINDS = ("docs_page", "file", "commit", "merge_request")
+CHECKS = tuple(c.value for c in Check)
+STATUSES = tuple(s.value for s in Status)
+KINDS = tuple(k.value for k in Kind)
 MAX_REASON_CHARS = 200  # a provider's reason is free text: classes stay one short line
 
 _PREFIX = re.compile(r"^([a-z][a-z0-9_]*): ")
@@ -49,9 +50,7 @@ def reason_class(reason: str) -> str:
 
 def state(row: SignpostRow) -> str:
     """``accepted``, ``rejected`` or ``withdrawn``."""
-    if row.status == "rejected" and row.withdrawn_at:
-        return "withdrawn"
-    return row.status
+    return str(row.state)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ A surviving target yields passages read at the current head sha, cited by permal
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from scout.config import DocsSiteConfig
 from scout.corpus.index import decode_text
@@ -25,48 +25,20 @@ from scout.errors import NotFound
 from scout.forge.base import FileDiff, Forge, Project, count_lines, lines_fragment
 from scout.forge.cached import CachedForge
 from scout.providers.base import Provider
-from scout.store import PassageRecord, now
+from scout.store import PassageRecord
+from scout.verdict import Check, CheckOutcome, Kind, Status, Verdict
 from signposts.diffs import added_lines, map_lines, meaningful
 from signposts.docs_map import source_candidates
 from signposts.references import Reference
 
-CheckName = Literal["corpus_rules", "resolves", "addresses"]
 MAX_QUESTION_CHARS = 2_000  # title plus the opening of the description: enough to judge, bounded
 MAX_TARGET_PASSAGES = 4  # per target: a signpost adds a few passages, never a whole project
 LIVE_TIMEOUT = 5.0
 LIVE_MAX_BYTES = 2 << 20
 
 
-@dataclass(frozen=True)
-class Check:
-    name: CheckName
-    ok: bool
-    detail: str
-
-
-@dataclass
-class Verdict:
-    """The outcome of validating one reference of one issue (what the audit shows)."""
-
-    reference: Reference
-    status: Literal["accepted", "rejected"]
-    check: CheckName | None
-    reason: str
-    target_project: str | None = None
-    target_path: str | None = None
-    target_lines: tuple[int, int] | None = None
-    target_sha: str | None = None
-    target: str | None = None  # key shared by verdicts pointing at the same thing
-    checks: list[Check] = field(default_factory=list)
-    passages: list[PassageRecord] = field(default_factory=list)
-    checked_at: str = field(default_factory=now)
-
-    def checks_json(self) -> list[dict[str, Any]]:
-        return [{"check": c.name, "ok": c.ok, "detail": c.detail} for c in self.checks]
-
-
 class _Failed(Exception):
-    def __init__(self, check: CheckName, reason: str) -> None:
+    def __init__(self, check: Check, reason: str) -> None:
         super().__init__(reason)
         self.check = check
         self.reason = reason
@@ -123,17 +95,17 @@ class Validator:
 
     def _run(self, reference: Reference, question: str | None) -> Verdict:
         target = _Target()
-        checks: list[Check] = []
+        checks: list[CheckOutcome] = []
         try:
             self._corpus_rules(reference, target)
-            checks.append(Check("corpus_rules", True, "project qualifies"))
+            checks.append(CheckOutcome(Check.CORPUS_RULES, True, "project qualifies"))
             detail = self._resolves(reference, target)
-            checks.append(Check("resolves", True, detail))
+            checks.append(CheckOutcome(Check.RESOLVES, True, detail))
             if question is not None:
                 detail = self._addresses(question, target)
-                checks.append(Check("addresses", True, detail))
+                checks.append(CheckOutcome(Check.ADDRESSES, True, detail))
         except _Failed as failed:
-            checks.append(Check(failed.check, False, failed.reason))
+            checks.append(CheckOutcome(failed.check, False, failed.reason))
             return self._verdict(reference, target, checks, failed.check, failed.reason)
         return self._verdict(reference, target, checks, None, detail)
 
@@ -141,13 +113,15 @@ class Validator:
         self,
         reference: Reference,
         target: _Target,
-        checks: list[Check],
-        check: CheckName | None,
+        checks: list[CheckOutcome],
+        check: Check | None,
         reason: str,
     ) -> Verdict:
         return Verdict(
-            reference=reference,
-            status="rejected" if check else "accepted",
+            kind=Kind(reference.kind),
+            reference=reference.reference,
+            reference_json=reference.to_store(),
+            status=Status.REJECTED if check else Status.ACCEPTED,
             check=check,
             reason=reason,
             target_project=target.project.path if target.project else reference.project,
@@ -155,8 +129,8 @@ class Validator:
             target_lines=target.lines,
             target_sha=target.sha,
             target=target.key if check is None else None,
-            checks=checks,
-            passages=target.passages if check is None else [],
+            checks=tuple(checks),
+            passages=tuple(target.passages) if check is None else (),
         )
 
     # ------------------------------------------------------------------ 1. corpus rules
@@ -169,33 +143,33 @@ class Validator:
     def _corpus_rules(self, reference: Reference, target: _Target) -> None:
         path = self._target_project_path(reference)
         if path is None:
-            raise _Failed("corpus_rules", "no target project")
+            raise _Failed(Check.CORPUS_RULES, "no target project")
         # Group membership is decided on the path alone: a project outside the groups is not
         # even looked up.
         inside = self.rules.group(path)
         if not inside:
-            raise _Failed("corpus_rules", f"{inside.reason}: {path}")
+            raise _Failed(Check.CORPUS_RULES, f"{inside.reason}: {path}")
         try:
             project = self.forge.project(path)
         except NotFound:
-            raise _Failed("corpus_rules", f"project_not_found: {path}") from None
+            raise _Failed(Check.CORPUS_RULES, f"project_not_found: {path}") from None
         target.project = project
         verdict = self.rules.project(project)
         if not verdict:
-            raise _Failed("corpus_rules", f"{verdict.reason}: {path}")
+            raise _Failed(Check.CORPUS_RULES, f"{verdict.reason}: {path}")
         if reference.kind == "file" and reference.path is not None:
             self._path_rules(reference.path)
 
     def _path_rules(self, path: str) -> None:
         verdict = self.rules.path(path)
         if not verdict:
-            raise _Failed("corpus_rules", f"{verdict.reason}: {path}")
+            raise _Failed(Check.CORPUS_RULES, f"{verdict.reason}: {path}")
 
     # ------------------------------------------------------------------ 2. resolves
     def _head(self, project: Project) -> str:
         head = self.forge.head(project)
         if head is None:
-            raise _Failed("resolves", "the project has no commits on its default branch")
+            raise _Failed(Check.RESOLVES, "the project has no commits on its default branch")
         return str(head)
 
     def _resolves(self, reference: Reference, target: _Target) -> str:
@@ -216,10 +190,10 @@ class Validator:
         except NotFound:
             return None
         if len(data) > MAX_FILE_BYTES:
-            raise _Failed("corpus_rules", f"file_too_large: {path}")
+            raise _Failed(Check.CORPUS_RULES, f"file_too_large: {path}")
         text = decode_text(data)
         if text is None:
-            raise _Failed("resolves", f"{path} is not a text file")
+            raise _Failed(Check.RESOLVES, f"{path} is not a text file")
         return text
 
     def _resolve_file(self, reference: Reference, target: _Target, head: str) -> str:
@@ -231,7 +205,8 @@ class Validator:
             split = self.forge.resolve_ref_path(project, reference.ref_path)
             if split is None:
                 raise _Failed(
-                    "resolves", f"no branch or tag of {project.path} matches {reference.ref_path}"
+                    Check.RESOLVES,
+                    f"no branch or tag of {project.path} matches {reference.ref_path}",
                 )
             path, pinned = split.path, split.sha
             self._path_rules(path)
@@ -244,10 +219,12 @@ class Validator:
         text = self._read_text(project, head, path)
         if text is None:
             since = f" (it existed at {pinned[:12]})" if pinned else ""
-            raise _Failed("resolves", f"{path} does not exist at the head {head[:12]}{since}")
+            raise _Failed(Check.RESOLVES, f"{path} does not exist at the head {head[:12]}{since}")
         total = count_lines(text.encode("utf-8"))
         if lines and lines[1] > total:
-            raise _Failed("resolves", f"line {lines[1]} of {path} is past its end ({total} lines)")
+            raise _Failed(
+                Check.RESOLVES, f"line {lines[1]} of {path} is past its end ({total} lines)"
+            )
         target.lines = lines
         target.key = f"file:{project.path}:{path}{lines_fragment(lines)}"
         target.passages = self._file_passages(project, head, path, text, lines, target.key)
@@ -260,16 +237,17 @@ class Validator:
         try:
             diffs: list[FileDiff] = self.forge.compare(project, old, head)
         except NotFound:
-            raise _Failed("resolves", f"the pinned commit {old[:12]} does not exist") from None
+            raise _Failed(Check.RESOLVES, f"the pinned commit {old[:12]} does not exist") from None
         for diff in diffs:
             if diff.old_path != path:
                 continue
             if diff.deleted_file:
-                raise _Failed("resolves", f"{path} was deleted since {old[:12]}")
+                raise _Failed(Check.RESOLVES, f"{path} was deleted since {old[:12]}")
             mapped = map_lines(diff.diff, lines)
             if mapped is None:
                 raise _Failed(
-                    "resolves", f"lines {lines[0]}-{lines[1]} of {path} changed since {old[:12]}"
+                    Check.RESOLVES,
+                    f"lines {lines[0]}-{lines[1]} of {path} changed since {old[:12]}",
                 )
             return mapped, diff.new_path
         return lines, path
@@ -327,11 +305,12 @@ class Validator:
             commit = self.forge.commit(project, reference.sha)
         except NotFound:
             raise _Failed(
-                "resolves", f"commit {reference.sha[:12]} does not exist in {project.path}"
+                Check.RESOLVES, f"commit {reference.sha[:12]} does not exist in {project.path}"
             ) from None
         if not self.forge.is_ancestor(project, commit.sha, head):
             raise _Failed(
-                "resolves", f"commit {commit.sha[:12]} is not on the default branch (not merged)"
+                Check.RESOLVES,
+                f"commit {commit.sha[:12]} is not on the default branch (not merged)",
             )
         diffs = self.forge.commit_diff(project, commit.sha)
         parent = commit.parents[0] if commit.parents else None
@@ -345,19 +324,21 @@ class Validator:
         try:
             mr = self.forge.merge_request(project, reference.iid)
         except NotFound:
-            raise _Failed("resolves", f"merge request !{reference.iid} does not exist") from None
+            raise _Failed(
+                Check.RESOLVES, f"merge request !{reference.iid} does not exist"
+            ) from None
         if mr.state != "merged":
-            raise _Failed("resolves", f"merge request !{mr.iid} is {mr.state}, not merged")
+            raise _Failed(Check.RESOLVES, f"merge request !{mr.iid} is {mr.state}, not merged")
         landed = mr.merge_commit_sha or mr.squash_commit_sha or mr.sha
         if not landed:
-            raise _Failed("resolves", f"merge request !{mr.iid} records no merged commit")
+            raise _Failed(Check.RESOLVES, f"merge request !{mr.iid} records no merged commit")
         try:
             on_head = self.forge.is_ancestor(project, landed, head)
         except NotFound:
             on_head = False
         if not on_head:
             raise _Failed(
-                "resolves",
+                Check.RESOLVES,
                 f"merge request !{mr.iid}'s commit {landed[:12]} is not on the default branch",
             )
         diffs = self.forge.merge_request_diffs(project, mr.iid)
@@ -397,14 +378,14 @@ class Validator:
             if numbers:
                 standing.append((diff.new_path, text, numbers))
         if not added_any:
-            raise _Failed("resolves", f"{what} adds no lines that could still stand")
+            raise _Failed(Check.RESOLVES, f"{what} adds no lines that could still stand")
         if not standing:
             how = (
                 "was reverted"
                 if self._reverted(project, head, diffs, parent)
                 else ("was superseded: its added lines were all rewritten since")
             )
-            raise _Failed("resolves", f"{what} {how}")
+            raise _Failed(Check.RESOLVES, f"{what} {how}")
         records: list[PassageRecord] = []
         first_path, _, first_numbers = standing[0]
         target.path = first_path
@@ -446,14 +427,18 @@ class Validator:
             if text is not None:
                 break
         else:
-            raise _Failed("resolves", f"no source file under {site.root} builds {reference.url}")
+            raise _Failed(
+                Check.RESOLVES, f"no source file under {site.root} builds {reference.url}"
+            )
         target.path = candidate
         sections = [s for s in split_document(candidate, text) if s.body.strip()]
         if reference.anchor:
             wanted = reference.anchor.lower()
             sections = [s for s in sections if (s.anchor or "").lower() == wanted]
             if not sections:
-                raise _Failed("resolves", f"#{reference.anchor} matches no heading of {candidate}")
+                raise _Failed(
+                    Check.RESOLVES, f"#{reference.anchor} matches no heading of {candidate}"
+                )
         if site.check_live:
             self._check_live(reference.url or "", site.url)
         chosen = sections[:MAX_TARGET_PASSAGES]
@@ -476,20 +461,22 @@ class Validator:
                     if response.is_redirect:
                         location = str(response.url.join(response.headers.get("location", "")))
                         if not location.startswith(site_url):
-                            raise _Failed("resolves", f"{url} redirects off the docs site")
+                            raise _Failed(Check.RESOLVES, f"{url} redirects off the docs site")
                         url = location
                         continue
                     if response.status_code != 200:
-                        raise _Failed("resolves", f"{url} answered {response.status_code}")
+                        raise _Failed(Check.RESOLVES, f"{url} answered {response.status_code}")
                     size = 0
                     for chunk in response.iter_bytes():
                         size += len(chunk)
                         if size > LIVE_MAX_BYTES:
                             break
                     return
-            raise _Failed("resolves", f"{url} redirects too many times")
+            raise _Failed(Check.RESOLVES, f"{url} redirects too many times")
         except httpx.HTTPError as exc:
-            raise _Failed("resolves", f"{url} did not answer: {exc.__class__.__name__}") from None
+            raise _Failed(
+                Check.RESOLVES, f"{url} did not answer: {exc.__class__.__name__}"
+            ) from None
         finally:
             if self.live_client is None:
                 client.close()
@@ -499,9 +486,9 @@ class Validator:
         from scout.compose.prompt import addresses_task
 
         if not target.passages:
-            raise _Failed("addresses", "the target has no text to judge")
+            raise _Failed(Check.ADDRESSES, "the target has no text to judge")
         output = self.provider.run(addresses_task(question, target.passages))
         reason = " ".join(str(output.reason).split())[:200]
         if not output.addresses:
-            raise _Failed("addresses", reason or "the target does not address the issue")
+            raise _Failed(Check.ADDRESSES, reason or "the target does not address the issue")
         return reason or "the target addresses the issue"

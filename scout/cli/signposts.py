@@ -20,13 +20,15 @@ from scout.errors import UsageError
 from scout.forge.base import lines_fragment
 from scout.gaps import parse_since
 from scout.store import SignpostRow, Store
+from scout.verdict import Check, Kind, Status
 from signposts import audit
 from signposts.audit import printable
 
 MAX_DOCUMENT_BYTES = 32 << 20  # an issue file larger than this is refused, not truncated silently
-STATUSES = ("rejected", "accepted", "withdrawn", "all")
-CHECKS = ("corpus_rules", "resolves", "addresses")
-KINDS = ("docs_page", "file", "commit", "merge_request")
+# Values, not enum members: click would show and match members by their names.
+STATUSES = (Status.REJECTED.value, Status.ACCEPTED.value, Status.WITHDRAWN.value, "all")
+CHECKS = tuple(c.value for c in Check)
+KINDS = tuple(k.value for k in Kind)
 
 
 def _filters(status: str, check: str | None) -> dict[str, Any]:
