@@ -31,7 +31,7 @@ from scout.forge.base import Forge, Issue, Note
 from scout.forge.cached import CachedForge
 from scout.providers.base import Provider
 from scout.store import IssueRow, PassageRecord, SignpostRow, Store
-from scout.verdict import Check
+from scout.verdict import Check, Status
 from signposts.extract import extract_issue
 from signposts.references import DocsSite, ExtractContext
 from signposts.validate import Validator, question_of
@@ -234,5 +234,5 @@ class Sweep:
                 continue
             change = recheck_one(self.store, self.validator, row)
             self.summary.revalidated += 1
-            if change is not None and change["after"]["status"] == "withdrawn":
+            if change is not None and change.after.status == Status.WITHDRAWN:
                 self.summary.withdrawn += 1

@@ -187,7 +187,7 @@ def test_rejection_groups_put_checks_in_validation_order() -> None:
 
 def test_an_empty_store_summarises_to_zeros() -> None:
     summary = summarise([])
-    assert summary.all_rejected_issues == {"issues": 0, "of": 0, "share": 0.0}
+    assert summary.to_json()["all_rejected_issues"] == {"issues": 0, "of": 0, "share": 0.0}
     assert render(summary) == "no signposts yet: run `scout sweep`"
 
 

@@ -11,7 +11,7 @@ import csv
 import io
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,9 @@ from scout.store import SignpostRow, Store
 from scout.verdict import Check, Kind, Status
 from signposts import audit
 from signposts.audit import printable
+
+if TYPE_CHECKING:
+    from ingest.recheck import Recheck
 
 MAX_DOCUMENT_BYTES = 32 << 20  # an issue file larger than this is refused, not truncated silently
 # Values, not enum members: click would show and match members by their names.
@@ -273,23 +276,22 @@ def show(runtime: Runtime, signpost_id: int, as_json: bool) -> None:
     emit(detail(store, _one(store, signpost_id)), as_json, _render_detail)
 
 
-def _render_recheck(result: dict[str, Any]) -> str:
-    out = [f"rechecked {result['rechecked']} signpost(s): {len(result['changed'])} changed"]
-    for c in result["changed"]:
-        b, a = c["before"], c["after"]
+def _render_recheck(result: Recheck) -> str:
+    out = [f"rechecked {result.rechecked} signpost(s): {len(result.changed)} changed"]
+    for c in result.changed:
+        b, a = c.before, c.after
         out.append(
-            f"{c['id']:>5}  {printable(c['reference'], 90)}  "
-            f"{printable(c['issue']['project'])}#{c['issue']['iid']}"
+            f"{c.id:>5}  {printable(c.reference, 90)}  {printable(c.issue.project)}#{c.issue.iid}"
         )
-        if a["status"] == b["status"] == "accepted":
+        if a.status == b.status == Status.ACCEPTED:
             out.append(
-                f"       accepted, re-read at {a['sha'][:12]} (was {(b['sha'] or '-')[:12]})"
+                f"       accepted, re-read at {(a.sha or '-')[:12]} (was {(b.sha or '-')[:12]})"
             )
             continue
-        out.append(f"       before {b['status']} ({b['check'] or '-'}): {printable(b['reason'])}")
+        out.append(f"       before {b.status} ({b.check or '-'}): {printable(b.reason)}")
         out.append(
-            f"       after  {a['status']} ({a['check'] or '-'}): {printable(a['reason'])}"
-            + ("" if c["stored"] else "  [reported, not stored]")
+            f"       after  {a.status} ({a.check or '-'}): {printable(a.reason)}"
+            + ("" if c.stored else "  [reported, not stored]")
         )
     return "\n".join(out)
 
