@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import Any
 
 from scout import timefmt
 from scout.errors import StoreError
+from scout.verdict import Check, Kind, Status, Verdict, checks_from_json
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -136,10 +137,10 @@ def _m2_questions() -> str:
 def _m3_signposts() -> str:
     """Issue sweep state and signpost verdicts.
 
-    ``issues`` keeps only what invariant 1 allows (project, iid, URL, updated_at and the extracted
-    reference strings) so an unchanged issue is recognised without re-reading it. ``signposts``
-    holds one verdict per (issue, reference); accepted ones name a ``target`` key, and the
-    target's passages (origin ``signpost``) live as long as one accepted verdict names it.
+    ``issues`` keeps only what docs/design.md invariant 1 allows (project, iid, URL, updated_at and
+    the extracted reference strings) so an unchanged issue is recognised without re-reading it.
+    ``signposts`` holds one verdict per (issue, reference); accepted ones name a ``target`` key, and
+    the target's passages (origin ``signpost``) live as long as one accepted verdict names it.
     ``cursors`` holds each group's sweep position, advanced in the same transaction as the issue.
     """
     return """
@@ -230,6 +231,27 @@ def _m6_corpus_rules() -> str:
         """
 
 
+def _m7_one_line_anchor() -> str:
+    """File target keys name one line as ``#L13``, like every other anchor, not ``#L13-13``.
+
+    The key is shown by ``scout signposts summary`` and links a target's passages to its verdicts,
+    so keys written before the line anchor had one form are rewritten in both places.
+    """
+    one_line = (
+        "target like 'file:%' and target_line_start = target_line_end "
+        "and target like '%#L' || target_line_start || '-' || target_line_end"
+    )
+    short = "substr(target, 1, length(target) - length('-' || target_line_end))"
+    return f"""
+        update passages set target = (
+            select {short} from signposts where signposts.target = passages.target and {one_line}
+            limit 1
+        )
+        where origin = 'signpost' and target in (select target from signposts where {one_line});
+        update signposts set target = {short} where {one_line};
+        """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     _m1_corpus,
     _m2_questions,
@@ -237,6 +259,7 @@ MIGRATIONS: list[Callable[[], str]] = [
     _m4_question_cost,
     _m5_issue_failures,
     _m6_corpus_rules,
+    _m7_one_line_anchor,
 ]
 
 
@@ -491,8 +514,8 @@ class Store:
     def save_issue(
         self,
         issue: IssueRow,
-        verdicts: list[NewSignpost],
-        passages: dict[str, list[PassageRecord]],
+        verdicts: list[Verdict],
+        passages: dict[str, Sequence[PassageRecord]],
         cursor: tuple[str, str] | None,
     ) -> None:
         """Replace one issue's verdicts, its targets' passages and the sweep cursor, atomically.
@@ -553,7 +576,7 @@ class Store:
             ).fetchone()
         return int(row[0])
 
-    def _upsert_signpost(self, issue: IssueRow, v: NewSignpost) -> None:
+    def _upsert_signpost(self, issue: IssueRow, v: Verdict) -> None:
         lines = v.target_lines or (None, None)
         self.db.execute(
             "insert into signposts (issue_project, issue_iid, issue_url, kind, reference, status, "
@@ -575,7 +598,7 @@ class Store:
                 v.kind,
                 v.reference,
                 v.status,
-                v.check_name,
+                v.check,
                 v.reason,
                 v.target_project,
                 v.target_path,
@@ -584,13 +607,13 @@ class Store:
                 v.target_sha,
                 v.target,
                 v.reference_json,
-                v.checks,
+                v.checks_json(),
                 v.checked_at,
                 v.checked_at,
             ],
         )
 
-    def _replace_target_passages(self, key: str, records: list[PassageRecord]) -> None:
+    def _replace_target_passages(self, key: str, records: Sequence[PassageRecord]) -> None:
         """A target's passages, minus those the corpus already holds at the same sha and lines."""
         self.db.execute("delete from passages where origin = 'signpost' and target = ?", [key])
         for record in records:
@@ -611,8 +634,8 @@ class Store:
     def revalidated(
         self,
         signpost_id: int,
-        verdict: NewSignpost,
-        passages: list[PassageRecord],
+        verdict: Verdict,
+        passages: Sequence[PassageRecord],
         *,
         withdraw: bool = True,
     ) -> None:
@@ -630,14 +653,14 @@ class Store:
                 "checks = ?, checked_at = ?, withdrawn_at = ? where id = ?",
                 [
                     verdict.status,
-                    verdict.check_name,
+                    verdict.check,
                     verdict.reason,
                     verdict.target_path,
                     lines[0],
                     lines[1],
                     verdict.target_sha,
                     verdict.target,
-                    verdict.checks,
+                    verdict.checks_json(),
                     verdict.checked_at,
                     verdict.checked_at if withdrawn else None,
                     signpost_id,
@@ -684,7 +707,7 @@ class Store:
             f"order by checked_at desc, id desc{tail}",
             args,
         ).fetchall()
-        return [SignpostRow(*row) for row in rows]
+        return [SignpostRow.from_row(row) for row in rows]
 
     def target_passages(self, key: str) -> list[PassageRecord]:
         rows = self.db.execute(
@@ -787,10 +810,10 @@ class SignpostRow:
     issue_project: str
     issue_iid: int
     issue_url: str
-    kind: str
+    kind: Kind
     reference: str
-    status: str
-    check_name: str | None
+    status: Status
+    check_name: Check | None
     reason: str
     target_project: str | None
     target_path: str | None
@@ -804,8 +827,47 @@ class SignpostRow:
     first_seen_at: str
     withdrawn_at: str | None
 
+    @classmethod
+    def from_row(cls, row: sqlite3.Row | tuple[Any, ...]) -> SignpostRow:
+        """A row selected with ``_SIGNPOST_COLUMNS``, mapped by name, names typed."""
+        values = dict(zip(_SIGNPOST_FIELDS, row, strict=True))
+        values["kind"] = Kind(values["kind"])
+        values["status"] = Status(values["status"])
+        values["check_name"] = Check(values["check_name"]) if values["check_name"] else None
+        return cls(**values)
+
+    @property
+    def state(self) -> Status:
+        """Accepted, rejected, or withdrawn (rejected after having been accepted)."""
+        if self.status == Status.REJECTED and self.withdrawn_at:
+            return Status.WITHDRAWN
+        return self.status
+
+    def verdict(self) -> Verdict:
+        """The stored verdict (without passages: they live with the target)."""
+        lines = (
+            (self.target_line_start, self.target_line_end)
+            if self.target_line_start is not None and self.target_line_end is not None
+            else None
+        )
+        return Verdict(
+            kind=self.kind,
+            reference=self.reference,
+            reference_json=self.reference_json,
+            status=self.status,
+            check=self.check_name,
+            reason=self.reason,
+            target_project=self.target_project,
+            target_path=self.target_path,
+            target_lines=lines,
+            target_sha=self.target_sha,
+            target=self.target,
+            checks=checks_from_json(self.checks),
+            checked_at=self.checked_at,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        """DESIGN.md's ``scout signposts --json`` fields (plus ``withdrawn_at``)."""
+        """docs/design.md's ``scout signposts --json`` fields (plus ``withdrawn_at``)."""
         lines = (
             [self.target_line_start, self.target_line_end]
             if self.target_line_start is not None
@@ -830,26 +892,8 @@ class SignpostRow:
         }
 
 
-@dataclass(frozen=True)
-class NewSignpost:
-    """A verdict to store: what validation decided about one reference of one issue."""
-
-    kind: str
-    reference: str
-    status: str
-    check_name: str | None
-    reason: str
-    target_project: str | None
-    target_path: str | None
-    target_lines: tuple[int, int] | None
-    target_sha: str | None
-    target: str | None
-    reference_json: str
-    checks: str
-    checked_at: str
-
-
-_SIGNPOST_COLUMNS = ", ".join(SignpostRow.__dataclass_fields__)
+_SIGNPOST_FIELDS = tuple(SignpostRow.__dataclass_fields__)
+_SIGNPOST_COLUMNS = ", ".join(_SIGNPOST_FIELDS)
 
 _PASSAGE_COLUMNS = ", ".join(
     f"passages.{name}"
