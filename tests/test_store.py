@@ -35,17 +35,19 @@ def _row(path: str = "acme/a", sha: str = "a" * 40) -> ProjectRow:
 def test_a_blank_database_ends_with_the_expected_schema(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "s.db", create=True)
     assert store.schema_version == len(MIGRATIONS)
+    store.close()
+    db = sqlite3.connect(tmp_path / "s.db")  # the store's own connection is private
     tables = {
         name
-        for (name,) in store.db.execute(
+        for (name,) in db.execute(
             "select name from sqlite_master where type in ('table', 'trigger') "
             "and name not like 'passages_fts_%' and name not like 'sqlite_%'"
         )
     }
     assert {"projects", "passages", "passages_fts", "questions"} <= tables
     assert {"passages_ai", "passages_ad", "passages_au"} <= tables
-    assert store.db.execute("pragma journal_mode").fetchone()[0] == "wal"
-    columns = {row[1]: row[2] for row in store.db.execute("pragma table_info(passages)")}
+    assert db.execute("pragma journal_mode").fetchone()[0] == "wal"
+    columns = {row[1]: row[2] for row in db.execute("pragma table_info(passages)")}
     assert columns == {
         "id": "INTEGER",
         "project": "TEXT",
@@ -163,4 +165,22 @@ def test_one_line_file_targets_written_as_a_range_are_rewritten(tmp_path: Path) 
     ]
     assert [t for (t,) in db.execute("select target from signposts order by reference")] == expected
     assert [t for (t,) in db.execute("select target from passages order by id")] == expected
+    db.close()
+
+
+def test_the_record_types_name_the_columns_they_are_read_from(tmp_path: Path) -> None:
+    # Rows are mapped by name from column lists derived from the records: a field the schema
+    # lacks (or a column renamed) must fail here, not shift values into the wrong fields.
+    from scout.store.records import ISSUE_FIELDS, PASSAGE_FIELDS, PROJECT_FIELDS, SIGNPOST_FIELDS
+
+    Store.open(tmp_path / "s.db", create=True).close()
+    db = sqlite3.connect(tmp_path / "s.db")
+
+    def columns(table: str) -> list[str]:
+        return [row[1] for row in db.execute(f"pragma table_info({table})")]
+
+    assert list(SIGNPOST_FIELDS) == columns("signposts")
+    assert list(PASSAGE_FIELDS) == columns("passages")[1:]  # all but the row id
+    assert list(PROJECT_FIELDS) == columns("projects")
+    assert list(ISSUE_FIELDS) == columns("issues")[:5]  # read_at is the store's own
     db.close()
