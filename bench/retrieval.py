@@ -8,6 +8,7 @@ also in tantivy's top 8.
 
 from __future__ import annotations
 
+import sqlite3
 import statistics
 import time
 from collections.abc import Callable, Iterable
@@ -154,10 +155,12 @@ def before_search(store: Store) -> Callable[[str], list[int]]:
     )
     columns = "passages.heading, passages.body, passages.url"
     sql = sql.replace("select passages.id,", f"select passages.id, {columns},")
+    # Raw SQL on a connection of its own: the store keeps its connection private.
+    conn = sqlite3.connect(store.path, check_same_thread=False)
 
     def search(question: str) -> list[int]:
         match = " OR ".join(literal(t) for t in query_terms(question))
-        rows = store.db.execute(sql, [HEADING_WEIGHT, match, TOP]).fetchall()
+        rows = conn.execute(sql, [HEADING_WEIGHT, match, TOP]).fetchall()
         return [row[0] for row in rows if row[-1] < -1e-4]
 
     return search
@@ -215,8 +218,8 @@ class Diagnosis:
 
 def diagnose(db: Path, questions: list[str], seconds: list[float]) -> dict[str, Any]:
     """Relate latency to the document frequencies of the query's terms (via fts5vocab)."""
-    with Store.open(db) as store:
-        conn = store.db
+    Store.open(db).close()  # migrated, and its file checked, before reading it directly
+    with sqlite3.connect(db) as conn:
         conn.execute(
             "create virtual table if not exists temp.bench_vocab "
             "using fts5vocab(main, passages_fts, 'row')"

@@ -1,109 +1,138 @@
 """Re-validation of stored verdicts against the current heads (``scout signposts recheck``).
 
 Only corpus rules and resolves can run again: the addresses judgement needs the issue's question,
-which is not stored (invariant 1). So an accepted verdict keeps its addresses judgement while its
-target holds, a withdrawn one is reinstated once its target holds again, and a verdict never
-accepted is reported, not stored: its issue's next change re-judges it in full. The exception is a
-``cannot check:`` rejection (a check that could not complete, or an issue passed after failing
-three sweeps): it judged nothing, so a definite rejection found now is stored in its place.
+which is not stored (docs/design.md, invariant 1). So an accepted verdict keeps its addresses
+judgement while its target holds, a withdrawn one is reinstated once its target holds again, and a
+verdict never accepted is reported, not stored: its issue's next change re-judges it in full. The
+exception is a ``cannot check:`` rejection (a check that could not complete, or an issue passed
+after failing three sweeps): it judged nothing, so a definite rejection found now is stored in its
+place.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-from typing import Any
+from dataclasses import dataclass
 
-from ingest.records import new_signpost, reference_from_json
 from scout.config import Config
 from scout.errors import ForgeError
 from scout.forge.base import Forge
 from scout.store import SignpostRow, Store
+from scout.verdict import Check, Kind, Status
 from signposts import audit
-from signposts.validate import CANNOT_CHECK
+from signposts.references import Reference
+from signposts.validate import CANNOT_CHECK, Validator
 
 
-def _outcome(status: str, check: str | None, reason: str, sha: str | None) -> dict[str, Any]:
-    return {"status": status, "check": check, "reason": reason, "sha": sha}
+@dataclass(frozen=True)
+class Outcome:
+    """A verdict's state before or after a re-check."""
+
+    status: Status
+    check: Check | None
+    reason: str
+    sha: str | None
 
 
-def _same(before: dict[str, Any], after: dict[str, Any]) -> bool:
+@dataclass(frozen=True)
+class IssueRef:
+    project: str
+    iid: int
+    url: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """One verdict whose outcome changed; ``stored`` is False for a change only reported."""
+
+    id: int
+    kind: Kind
+    reference: str
+    issue: IssueRef
+    before: Outcome
+    after: Outcome
+    stored: bool
+
+
+@dataclass(frozen=True)
+class Recheck:
+    """What ``scout signposts recheck`` found: how many verdicts, and which changed."""
+
+    rechecked: int
+    changed: list[Change]
+
+
+def _outcome(status: Status, check: Check | None, reason: str, sha: str | None) -> Outcome:
+    return Outcome(status, check, reason, sha)
+
+
+def _same(before: Outcome, after: Outcome) -> bool:
     """No change worth reporting: same status and check, an accepted target read at the same sha,
     a rejection for the same class of reason (its text names the head, which moves)."""
-    if (before["status"], before["check"]) != (after["status"], after["check"]):
+    if (before.status, before.check) != (after.status, after.check):
         return False
-    if after["status"] == "accepted":
-        return bool(before["sha"] == after["sha"])
-    return audit.reason_class(before["reason"]) == audit.reason_class(after["reason"])
+    if after.status == Status.ACCEPTED:
+        return before.sha == after.sha
+    return audit.reason_class(before.reason) == audit.reason_class(after.reason)
 
 
-def recheck_one(store: Store, validator: Any, row: SignpostRow) -> dict[str, Any] | None:
+def recheck_one(store: Store, validator: Validator, row: SignpostRow) -> Change | None:
     """Re-validate one verdict; store it when it changed and was ever accepted. None: unchanged.
 
     Only corpus rules and resolves can be run again: the addresses judgement needs the issue's
-    question, which is not stored (invariant 1). So an accepted verdict keeps its addresses
-    judgement while its target holds, a withdrawn one is reinstated once its target holds again,
-    and a verdict never accepted is reported, not stored: its issue's next change re-judges it.
+    question, which is not stored (docs/design.md, invariant 1). So an accepted verdict keeps its
+    addresses judgement while its target holds, a withdrawn one is reinstated once its target holds
+    again, and a verdict never accepted is reported, not stored: its issue's next change re-judges
+    it.
     """
-    verdict = validator.recheck(reference_from_json(row.reference_json))
-    before = _outcome(audit.state(row), row.check_name, row.reason, row.target_sha)
+    verdict = validator.recheck(Reference.from_store(row.reference_json))
+    before = _outcome(row.state, row.check_name, row.reason, row.target_sha)
     if row.status == "accepted" or row.withdrawn_at:
-        new = new_signpost(verdict)
-        if new.status == "accepted" and row.status == "accepted":
-            kept = [c for c in json.loads(row.checks) if c["check"] == "addresses"]
-            new = dataclasses.replace(
-                new, reason=row.reason, checks=json.dumps(json.loads(new.checks) + kept)
-            )
-        state = "accepted" if new.status == "accepted" else "withdrawn"
-        after = _outcome(state, new.check_name, new.reason, new.target_sha)
+        new = verdict
+        if new.accepted and row.status == "accepted":
+            kept = tuple(c for c in row.verdict().checks if c.check == Check.ADDRESSES)
+            new = dataclasses.replace(new, reason=row.reason, checks=new.checks + kept)
+        state = Status.ACCEPTED if new.accepted else Status.WITHDRAWN
+        after = _outcome(state, new.check, new.reason, new.target_sha)
         if _same(before, after) and (state != "accepted" or new.target == row.target):
             return None
         store.revalidated(row.id, new, verdict.passages)
         stored = True
     else:
-        if verdict.status == "accepted":
-            if row.check_name == "addresses":
+        if verdict.accepted:
+            if row.check_name == Check.ADDRESSES:
                 return None
             after = _outcome(
-                "rejected",
-                "addresses",
+                Status.REJECTED,
+                Check.ADDRESSES,
                 f"now resolves ({verdict.reason}); not judged against the issue's question "
                 "until the issue next changes",
                 verdict.target_sha,
             )
         else:
-            after = _outcome("rejected", verdict.check, verdict.reason, verdict.target_sha)
+            after = _outcome(Status.REJECTED, verdict.check, verdict.reason, verdict.target_sha)
         if _same(before, after):
             return None
         # A check that could not complete judged nothing: a definite rejection now replaces it.
-        stored = row.reason.startswith(CANNOT_CHECK) and verdict.status == "rejected"
+        stored = row.reason.startswith(CANNOT_CHECK) and verdict.status == Status.REJECTED
         if stored:
-            store.revalidated(row.id, new_signpost(verdict), [], withdraw=False)
-    issue = {"project": row.issue_project, "iid": row.issue_iid, "url": row.issue_url}
-    return {
-        "id": row.id,
-        "kind": row.kind,
-        "reference": row.reference,
-        "issue": issue,
-        "before": before,
-        "after": after,
-        "stored": stored,
-    }
+            store.revalidated(row.id, verdict, [], withdraw=False)
+    issue = IssueRef(row.issue_project, row.issue_iid, row.issue_url)
+    return Change(row.id, row.kind, row.reference, issue, before, after, stored)
 
 
 def recheck_verdicts(
     config: Config, forge: Forge, store: Store, rows: list[SignpostRow]
-) -> dict[str, Any]:
+) -> Recheck:
     """Re-validate ``rows`` against the current heads; what changed, in ``rows`` order."""
     from scout.corpus.rules import CorpusRules
+    from scout.forge.cached import CachedForge
     from scout.providers import make_provider
-    from signposts.cache import CachedForge
-    from signposts.validate import Validator
 
     provider = make_provider(config.answer.provider, model=config.answer.model)
     rules = CorpusRules(tuple(config.forge.groups), config.corpus)
     validator = Validator(CachedForge(forge), rules, provider, config.docs_site)
-    changed: list[dict[str, Any]] = []
+    changed: list[Change] = []
     failed: dict[str, str] = {}
     for row in rows:
         project = row.target_project or "?"
@@ -127,4 +156,4 @@ def recheck_verdicts(
             f"rechecked the others ({len(changed)} changed), but could not read {names}: "
             "their verdicts are kept",
         )
-    return {"rechecked": len(rows), "changed": changed}
+    return Recheck(len(rows), changed)

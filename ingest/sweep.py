@@ -1,9 +1,9 @@
 """``scout sweep``: read the issues that changed, validate their signposts, keep targets true.
 
-Per issue, everything lands in one transaction with the group's cursor (verdicts, target
-passages, the issue's stored reference list), so a sweep killed at any point is finished by the
-next run with nothing lost and nothing doubled. Issue prose lives in memory only (invariant 1):
-it is extracted from, used as the question of the addresses check, and dropped.
+Per issue, everything lands in one transaction with the group's cursor (verdicts, target passages,
+the issue's stored reference list), so a sweep killed at any point is finished by the next run with
+nothing lost and nothing doubled. Issue prose lives in memory only (docs/design.md, invariant 1): it
+is extracted from, used as the question of the addresses check, and dropped.
 
 Forge latency dominates a sweep, and most of its requests are notes listings, one per issue with
 notes, which depend on nothing but the issue. So notes are fetched ahead by a small thread pool
@@ -18,7 +18,7 @@ forge's git readers, and commits still happen in issue order, so the cursor neve
 issue whose verdicts are not stored. On stop, judgements not yet started are dropped and the
 issues whose judgements are all in are committed.
 
-Faults are contained (DESIGN.md, "Faults are contained per reference and per project"): a check
+Faults are contained (docs/design.md, "Faults are contained per reference and per project"): a check
 that can never complete is a ``cannot check:`` rejection (the validator decides); any other forge
 error stops the sweep before the issue it hit, keeping every whole issue before it, and exits 5.
 An issue that stopped ``MAX_ISSUE_FAILURES`` sweeps in a row is recorded with its references
@@ -32,27 +32,26 @@ import logging
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from ingest.recheck import recheck_one
-from ingest.records import new_signpost
 from scout.config import Config
 from scout.corpus.rules import CorpusRules
 from scout.errors import ForgeError, NotFound
 from scout.forge.base import Forge, Issue, Note
+from scout.forge.cached import CachedForge
 from scout.progress import Progress, as_progress
 from scout.providers.base import Provider
-from scout.store import IssueRow, SignpostRow, Store
-from signposts.cache import CachedForge
+from scout.store import IssueRow, PassageRecord, SignpostRow, Store
+from scout.verdict import Check, CheckOutcome, Kind, Status, Verdict
 from signposts.extract import extract_issue
 from signposts.references import DocsSite, ExtractContext, Reference
-from signposts.validate import Check, Pending, Validator, Verdict, cannot_check, question_of
+from signposts.validate import Pending, Validator, cannot_check, question_of
 
 log = logging.getLogger("scout.sweep")
-CHECKS = ("corpus_rules", "resolves", "addresses")
 # Notes requests in flight at once, and how many issues ahead of the one being written they are
 # fetched: bounded, so memory stays flat in the number of issues.
 CONCURRENCY = 4
@@ -83,7 +82,7 @@ class SweepSummary:
     notes_read: int = 0
     references: int = 0
     accepted: int = 0
-    rejected: Counter[str] = field(default_factory=lambda: Counter(dict.fromkeys(CHECKS, 0)))
+    rejected: Counter[str] = field(default_factory=lambda: Counter(dict.fromkeys(Check, 0)))
     withdrawn: int = 0
     revalidated: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
@@ -98,7 +97,7 @@ class SweepSummary:
             "notes_read": self.notes_read,
             "references": self.references,
             "accepted": self.accepted,
-            "rejected": {check: self.rejected[check] for check in CHECKS},
+            "rejected": {check.value: self.rejected[check] for check in Check},
             "withdrawn": self.withdrawn,
             "revalidated": self.revalidated,
             "skipped": dict(sorted(self.skipped.items())),
@@ -156,7 +155,7 @@ class Sweep:
             self._revalidate()
         self.summary.stopped = self.stop.is_set()
         self.summary.seconds = time.monotonic() - started
-        self.summary.forge_requests = dict(sorted(self.forge.forge.requests.items()))
+        self.summary.forge_requests = dict(sorted(self.forge.requests.items()))
         if self.summary.failed:
             names = "; ".join(f"{p} ({why})" for p, why in sorted(self.summary.failed.items()))
             raise ForgeError(
@@ -247,27 +246,29 @@ class Sweep:
         reason = cannot_check(why)
         verdicts = [
             Verdict(
-                reference=ref,
-                status="rejected",
-                check="resolves",
+                kind=Kind(ref.kind),
+                reference=ref.reference,
+                reference_json=ref.to_store(),
+                status=Status.REJECTED,
+                check=Check.RESOLVES,
                 reason=reason,
                 target_project=ref.project,
-                checks=[Check("resolves", False, reason)],
+                checks=(CheckOutcome(Check.RESOLVES, False, reason),),
             )
             for ref in references
         ]
         self.summary.skipped["issue_failed_repeatedly"] += 1
         self.summary.references += len(verdicts)
-        self.summary.rejected["resolves"] += len(verdicts)
+        self.summary.rejected[Check.RESOLVES] += len(verdicts)
         self.store.save_issue(
             IssueRow(
                 issue.project,
                 issue.iid,
                 issue.web_url,
                 issue.updated_at,
-                tuple(v.reference.reference for v in verdicts),
+                tuple(v.reference for v in verdicts),
             ),
-            [new_signpost(v) for v in verdicts],
+            verdicts,
             {},
             (scope, issue.updated_at),
         )
@@ -281,7 +282,7 @@ class Sweep:
             return None
         if self._project_qualifies(issue.project) is not None or self._confidential(issue):
             return None
-        notes = self.forge.forge.issue_notes
+        notes = self.forge.issue_notes
         return pool.submit(lambda: list(notes(issue)))
 
     def _project_qualifies(self, path: str) -> str | None:
@@ -381,9 +382,9 @@ class Sweep:
         summary.notes_read += staged.notes
         summary.skipped.update(staged.extract_skipped)
         summary.references += len(verdicts)
-        passages = {}
+        passages: dict[str, Sequence[PassageRecord]] = {}
         for verdict in verdicts:
-            if verdict.status == "accepted":
+            if verdict.accepted:
                 summary.accepted += 1
                 assert verdict.target is not None
                 passages[verdict.target] = verdict.passages
@@ -395,9 +396,9 @@ class Sweep:
                 issue.iid,
                 issue.web_url,
                 issue.updated_at,
-                tuple(v.reference.reference for v in verdicts),
+                tuple(v.reference for v in verdicts),
             ),
-            [new_signpost(v) for v in verdicts],
+            verdicts,
             passages,
             staged.cursor,
         )
@@ -452,7 +453,7 @@ class Sweep:
                 log.warning("could not re-validate signposts into %s: %s", project, exc)
                 continue
             self.summary.revalidated += 1
-            if change is not None and change["after"]["status"] == "withdrawn":
+            if change is not None and change.after.status == Status.WITHDRAWN:
                 self.summary.withdrawn += 1
         if before != self.rules.fingerprint and not self.summary.failed:
             # a project that could not be read is re-checked against the new rules next time

@@ -15,7 +15,6 @@ resources (the scheduler's own ``shutdown`` does not wait when called from a sig
 from __future__ import annotations
 
 import logging
-import re
 import signal
 import threading
 import time
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from scout.errors import ScoutError, UsageError
 from scout.progress import Progress
+from scout.schedule import parse_schedule
 
 if TYPE_CHECKING:
     from ingest.sweep import SweepSummary
@@ -33,30 +33,27 @@ if TYPE_CHECKING:
     from scout.store import Store
 
 log = logging.getLogger("scout.worker")
-_INTERVAL = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
-_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 Cycle = Callable[[threading.Event], dict[str, Any]]
 
 
 def trigger_for(schedule: str) -> Any:
-    """A cron expression (five fields) or an interval such as ``30m``, ``1s``, ``2h``."""
+    """A cron expression (five fields) or an interval such as ``30m``, ``1s``, ``2h``; the config
+    has checked it already (``scout.schedule``)."""
     from apscheduler.triggers.cron import CronTrigger
     from apscheduler.triggers.interval import IntervalTrigger
 
-    match = _INTERVAL.match(schedule)
-    if match:
-        seconds = int(match.group(1)) * _SECONDS[match.group(2)]
-        if seconds <= 0:
-            raise UsageError(f"ingest.schedule {schedule!r}: the interval must be positive")
-        return IntervalTrigger(seconds=seconds)
     try:
-        return CronTrigger.from_crontab(schedule, timezone="UTC")
+        parsed = parse_schedule(schedule)
     except ValueError as exc:
-        raise UsageError(
-            f"ingest.schedule {schedule!r} is neither a cron expression ('*/30 * * * *') "
-            f"nor an interval ('30m'): {exc}"
-        ) from None
+        raise UsageError(f"ingest.schedule {exc}") from None
+    if parsed.seconds is not None:
+        return IntervalTrigger(seconds=parsed.seconds)
+    assert parsed.cron is not None
+    minute, hour, day, month, day_of_week = parsed.cron
+    return CronTrigger(
+        minute=minute, hour=hour, day=day, month=month, day_of_week=day_of_week, timezone="UTC"
+    )
 
 
 def sweep_once(

@@ -1,11 +1,11 @@
 """The answer path: question -> query -> passages -> provider -> citation check -> result -> log.
 
 Rules held here: nothing retrieved is a decline ("nothing matched") without constructing or calling
-a provider (invariant 7); a checked citation or a decline, never a trusted one (invariant 6); each
-question is answered from its own passages only (invariant 10); every answered or declined question
-is logged with its latency, tokens and cost, never with passage or answer text (``compose`` is
-the path without the log, for evaluation runs, which are not user questions). A provider failure
-raises ProviderError and logs nothing: it is an incident, not an outcome.
+a provider (docs/design.md, invariant 7); a checked citation or a decline, never a trusted one
+(invariant 6); each question is answered from its own passages only (invariant 10); every answered
+or declined question is logged with its latency, tokens and cost, never with passage or answer text
+(``compose`` is the path without the log, for evaluation runs, which are not user questions). A
+provider failure raises ProviderError and logs nothing: it is an incident, not an outcome.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class AnswerResult:
     passages: int
 
     def to_json(self) -> dict[str, Any]:
-        """Exactly DESIGN.md's ``scout ask --json`` document."""
+        """Exactly docs/design.md's ``scout ask --json`` document."""
         return {
             "outcome": self.outcome,
             "answer": self.answer,

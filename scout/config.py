@@ -1,4 +1,4 @@
-"""Scout's TOML configuration (DESIGN.md, "Config"), validated by pydantic.
+"""Scout's TOML configuration (docs/design.md, "Config"), validated by pydantic.
 
 Rules: unknown keys are errors (a typo must not silently fall back to a default); every error names
 the file, the dotted key and what was expected; secrets are never read from the file, only from the
@@ -15,6 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from scout.errors import ConfigError
+from scout.providers.base import ProviderName
+from scout.schedule import parse_schedule
 
 DEFAULT_FILE = "scout.toml"
 ENV_VAR = "SCOUT_CONFIG"
@@ -93,7 +95,7 @@ class DocsSiteConfig(_Section):
 
 
 class AnswerConfig(_Section):
-    provider: Literal["claude-local", "anthropic", "offline"] = "claude-local"
+    provider: ProviderName = "claude-local"
     model: str = "claude-haiku-4-5"
     passages: int = Field(default=8, ge=1, le=20)
     # seconds a provider may take for one reply (an answer or one addresses judgement)
@@ -106,6 +108,13 @@ class IngestConfig(_Section):
     concurrency: int = Field(default=4, ge=1, le=32)
     # Confidential issues and internal notes are for project members: unread unless asked for.
     include_confidential: bool = False
+
+    @field_validator("schedule")
+    @classmethod
+    def _valid_schedule(cls, value: str) -> str:
+        # Checked here, not when the worker starts: a typo must fail every command, naming the key.
+        parse_schedule(value)
+        return value
 
 
 class StoreConfig(_Section):

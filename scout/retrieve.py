@@ -3,8 +3,8 @@
 The main rule: nothing from the question survives as FTS5 syntax. Every word becomes a double-quoted
 literal (embedded ``"`` doubled) and the literals are joined with OR, so ``NOT``, ``NEAR(``, ``*``,
 ``-``, ``:``, ``^``, quotes, parentheses and column filters are plain words or dropped. There is no
-relevance threshold to configure (DESIGN.md invariant 9): an internal floor only drops passages
-matched by nothing but terms so common that FTS5 gives them no weight.
+relevance threshold to configure (docs/design.md, invariant 9): an internal floor only drops
+passages matched by nothing but terms so common that FTS5 gives them no weight.
 
 Speed: FTS5's cost is bm25 evaluated on every row any term matches, so one common word makes a
 question slow (bench/ measured 90% of latency going there). Retrieval therefore ranks in two

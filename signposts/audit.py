@@ -13,6 +13,7 @@ so one stale link pointed at from many issues is one row, not many.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
@@ -24,10 +25,11 @@ from urllib.parse import quote
 
 from scout.safe_text import printable
 from scout.store import SignpostRow
+from scout.verdict import Check, Kind, Status
 
-CHECKS = ("corpus_rules", "resolves", "addresses")
-STATUSES = ("accepted", "rejected", "withdrawn")
-KINDS = ("docs_page", "file", "commit", "merge_request")
+CHECKS = tuple(c.value for c in Check)
+STATUSES = tuple(s.value for s in Status)
+KINDS = tuple(k.value for k in Kind)
 MAX_REASON_CHARS = 200  # a provider's reason is free text: classes stay one short line
 
 _PREFIX = re.compile(r"^([a-z][a-z0-9_]*): ")
@@ -55,9 +57,51 @@ def reason_class(reason: str) -> str:
 def state(row: SignpostRow) -> str:
     """``accepted``, ``rejected`` (failed when first judged) or ``withdrawn`` (accepted, then
     failed on re-validation: stored as rejected with a ``withdrawn_at``)."""
-    if row.status == "rejected" and row.withdrawn_at:
-        return "withdrawn"
-    return row.status
+    return str(row.state)
+
+
+@dataclass(frozen=True)
+class ReasonCount:
+    check: str
+    reason: str  # the reason's class (see reason_class)
+    count: int
+
+
+@dataclass(frozen=True)
+class IssueCount:
+    project: str
+    iid: int
+    url: str
+    rejected: int
+    total: int
+
+
+@dataclass(frozen=True)
+class AcceptedTarget:
+    target: str  # the target key
+    kind: Kind
+    project: str | None
+    path: str | None
+    count: int
+
+
+@dataclass(frozen=True)
+class RejectedTarget:
+    url: str | None  # a link to look at the target (only with a GitLab URL; left out when None)
+    reference: str
+    kind: Kind
+    project: str | None
+    path: str | None
+    check: Check | None
+    reason: str
+    count: int
+
+
+@dataclass(frozen=True)
+class AllRejected:
+    issues: int  # issues whose every signpost was rejected
+    of: int  # issues with any signpost
+    share: float
 
 
 @dataclass(frozen=True)
@@ -68,26 +112,20 @@ class Summary:
     status: dict[str, int]
     check: dict[str, int]  # rejected verdicts by failed check: sums to status["rejected"]
     withdrawn_check: dict[str, int]  # withdrawn ones by failed check: sums to status["withdrawn"]
-    reasons: list[dict[str, Any]]  # {"check", "reason", "count"}
+    reasons: list[ReasonCount]
     kind: dict[str, dict[str, int]]  # kind -> {"accepted", "rejected", "withdrawn"}
-    top_issues: list[dict[str, Any]]  # {"project", "iid", "url", "rejected", "total"}
-    top_accepted_targets: list[dict[str, Any]]  # {"target", "project", "path", "count"}
-    top_rejected_targets: list[dict[str, Any]]  # {"reference", "kind", ..., "count"}
-    all_rejected_issues: dict[str, Any]  # {"issues", "of", "share"}
+    top_issues: list[IssueCount]
+    top_accepted_targets: list[AcceptedTarget]
+    top_rejected_targets: list[RejectedTarget]
+    all_rejected_issues: AllRejected
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "status": self.status,
-            "check": self.check,
-            "withdrawn_check": self.withdrawn_check,
-            "reasons": self.reasons,
-            "kind": self.kind,
-            "top_issues": self.top_issues,
-            "top_accepted_targets": self.top_accepted_targets,
-            "top_rejected_targets": self.top_rejected_targets,
-            "all_rejected_issues": self.all_rejected_issues,
-        }
+        """The JSON document, at the edge (the CLI and the report); field names are its keys."""
+        document = dataclasses.asdict(self)
+        for target in document["top_rejected_targets"]:
+            if target["url"] is None:
+                del target["url"]
+        return document
 
 
 def summarise(
@@ -110,7 +148,7 @@ def summarise(
         check=_by_check(check),
         withdrawn_check=_by_check(withdrawn),
         reasons=[
-            {"check": c, "reason": reason, "count": n}
+            ReasonCount(c, reason, n)
             for (c, reason), n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
         ],
         kind={name: kind[name] for name in sorted(kind, key=_kind_order)},
@@ -136,25 +174,17 @@ def _issues(rows: list[SignpostRow]) -> dict[tuple[str, int], list[SignpostRow]]
     return issues
 
 
-def _top_issues(rows: list[SignpostRow], top: int) -> list[dict[str, Any]]:
-    ranked: list[dict[str, Any]] = []
+def _top_issues(rows: list[SignpostRow], top: int) -> list[IssueCount]:
+    ranked: list[IssueCount] = []
     for (project, iid), members in _issues(rows).items():
-        rejected = sum(state(r) == "rejected" for r in members)
+        rejected = sum(state(r) == Status.REJECTED for r in members)
         if rejected:
-            ranked.append(
-                {
-                    "project": project,
-                    "iid": iid,
-                    "url": members[0].issue_url,
-                    "rejected": rejected,
-                    "total": len(members),
-                }
-            )
-    ranked.sort(key=lambda i: (-i["rejected"], i["project"], i["iid"]))
+            ranked.append(IssueCount(project, iid, members[0].issue_url, rejected, len(members)))
+    ranked.sort(key=lambda i: (-i.rejected, i.project, i.iid))
     return ranked[:top]
 
 
-def _top_accepted(rows: list[SignpostRow], top: int) -> list[dict[str, Any]]:
+def _top_accepted(rows: list[SignpostRow], top: int) -> list[AcceptedTarget]:
     counts: Counter[str] = Counter()
     first: dict[str, SignpostRow] = {}
     for r in rows:
@@ -162,20 +192,14 @@ def _top_accepted(rows: list[SignpostRow], top: int) -> list[dict[str, Any]]:
             counts[r.target] += 1
             first.setdefault(r.target, r)
     return [
-        {
-            "target": key,
-            "kind": first[key].kind,
-            "project": first[key].target_project,
-            "path": first[key].target_path,
-            "count": n,
-        }
+        AcceptedTarget(key, first[key].kind, first[key].target_project, first[key].target_path, n)
         for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
     ]
 
 
 def _top_rejected(
     rejected: list[SignpostRow], top: int, gitlab_url: str | None = None
-) -> list[dict[str, Any]]:
+) -> list[RejectedTarget]:
     by_reference: dict[str, list[SignpostRow]] = {}
     for r in rejected:
         by_reference.setdefault(r.reference, []).append(r)
@@ -183,30 +207,25 @@ def _top_rejected(
     result = []
     for reference, members in ranked:
         latest = max(members, key=lambda r: (r.checked_at, r.id))
-        extra = {"url": reference_url(latest.reference_json, gitlab_url)} if gitlab_url else {}
         result.append(
-            {
-                **extra,
-                "reference": reference,
-                "kind": latest.kind,
-                "project": latest.target_project,
-                "path": latest.target_path,
-                "check": latest.check_name,
-                "reason": latest.reason,
-                "count": len(members),
-            }
+            RejectedTarget(
+                reference_url(latest.reference_json, gitlab_url) if gitlab_url else None,
+                reference,
+                latest.kind,
+                latest.target_project,
+                latest.target_path,
+                latest.check_name,
+                latest.reason,
+                len(members),
+            )
         )
     return result
 
 
-def _all_rejected(rows: list[SignpostRow]) -> dict[str, Any]:
+def _all_rejected(rows: list[SignpostRow]) -> AllRejected:
     issues = _issues(rows)
-    every = sum(all(state(r) == "rejected" for r in members) for members in issues.values())
-    return {
-        "issues": every,
-        "of": len(issues),
-        "share": round(every / len(issues), 3) if issues else 0.0,
-    }
+    every = sum(all(state(r) == Status.REJECTED for r in members) for members in issues.values())
+    return AllRejected(every, len(issues), round(every / len(issues), 3) if issues else 0.0)
 
 
 def rejection_groups(
@@ -247,28 +266,25 @@ def render(summary: Summary) -> str:
             + (f" / {c['withdrawn']} withdrawn" if c["withdrawn"] else "")
             for name, c in s.kind.items()
         ),
-        f"issues whose every signpost was rejected: {s.all_rejected_issues['issues']} of "
-        f"{s.all_rejected_issues['of']} ({s.all_rejected_issues['share']:.0%})",
+        f"issues whose every signpost was rejected: {s.all_rejected_issues.issues} of "
+        f"{s.all_rejected_issues.of} ({s.all_rejected_issues.share:.0%})",
     ]
     if s.reasons:
         lines += ["", "rejections by reason:"]
-        lines += [
-            f"{r['count']:>5}  {r['check']:<12} {printable(r['reason'], 120)}" for r in s.reasons
-        ]
+        lines += [f"{r.count:>5}  {r.check:<12} {printable(r.reason, 120)}" for r in s.reasons]
     if s.top_issues:
         lines += ["", "issues with the most rejected signposts:"]
         lines += [
-            f"{i['rejected']:>5}  of {i['total']:<3} {printable(i['project'])}#{i['iid']}  "
-            f"{printable(i['url'])}"
+            f"{i.rejected:>5}  of {i.total:<3} {printable(i.project)}#{i.iid}  {printable(i.url)}"
             for i in s.top_issues
         ]
     if s.top_accepted_targets:
         lines += ["", "targets most often signposted (accepted):"]
-        lines += [f"{t['count']:>5}  {printable(t['target'])}" for t in s.top_accepted_targets]
+        lines += [f"{t.count:>5}  {printable(t.target)}" for t in s.top_accepted_targets]
     if s.top_rejected_targets:
         lines += ["", "targets most often rejected:"]
         lines += [
-            f"{t['count']:>5}  {printable(t['reference'], 100)}  ({t['check']})"
+            f"{t.count:>5}  {printable(t.reference, 100)}  ({t.check})"
             for t in s.top_rejected_targets
         ]
     return "\n".join(lines)

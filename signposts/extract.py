@@ -142,7 +142,7 @@ def _needs_project(make: Callable[..., Reference | None], arg: object, ctx: Extr
 
 
 def parse_issue_document(raw: str) -> tuple[str, str, list[str], str | None]:
-    """(title, description, note bodies, project path) from an estate issue line (DESIGN.md's
+    """(title, description, note bodies, project path) from an estate issue line (docs/design.md's
     issue format, system notes skipped; the project comes from ``web_url``) or plain text (all of
     it the description, no project)."""
     try:

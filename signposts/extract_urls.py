@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import regex
 
+from scout.verdict import Kind
 from signposts.extract_norm import (
     ascii_lower,
     clean_segments,
@@ -172,7 +173,7 @@ def _docs_page(
         return None
     url = origin.base + "/" + encode(page) + ("#" + encode(anchor) if anchor else "")
     return Reference(
-        kind="docs_page",
+        kind=Kind.DOCS_PAGE,
         reference=url,
         project=site.project,
         path=page,
@@ -250,7 +251,7 @@ def _blob(parts: SplitUrl, project: str, rest: list[str], origin: Origin) -> Ref
         ref_path = written = "/".join(ref_segments)
     reference = f"{project}/-/blob/{written}{lines_fragment(lines)}"
     return Reference(
-        kind="file",
+        kind=Kind.FILE,
         reference=reference,
         project=project,
         path=path,

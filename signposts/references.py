@@ -15,10 +15,13 @@ stable de-duplication key and the exact text an audit shows. The forms are:
 from __future__ import annotations
 
 import collections
+import dataclasses
+import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-Kind = Literal["docs_page", "file", "commit", "merge_request"]
+from scout.forge.base import lines_fragment
+from scout.verdict import Kind
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ class Reference:
     docs_site: str | None = None  # the matching DocsSite.url for docs_page
 
     def to_json(self) -> dict[str, Any]:
-        """DESIGN.md's ``scout signposts extract --json`` fields, absent ones null."""
+        """docs/design.md's ``scout signposts extract --json`` fields, absent ones null."""
         return {
             "kind": self.kind,
             "reference": self.reference,
@@ -70,6 +73,19 @@ class Reference:
             "iid": self.iid,
             "url": self.url,
         }
+
+    def to_store(self) -> str:
+        """The whole reference as the store's ``reference_json`` column keeps it."""
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_store(cls, text: str) -> Reference:
+        """A reference read back from ``reference_json``."""
+        data = json.loads(text)
+        data["kind"] = Kind(data["kind"])
+        if data.get("lines") is not None:
+            data["lines"] = tuple(data["lines"])
+        return cls(**data)
 
 
 @dataclass
@@ -85,18 +101,10 @@ class Extraction:
     skipped: collections.Counter[str] = field(default_factory=collections.Counter)
 
 
-def lines_fragment(lines: tuple[int, int] | None) -> str:
-    """``#L10`` for a single line, ``#L10-20`` for a range (GitLab's own anchor form)."""
-    if lines is None:
-        return ""
-    a, b = lines
-    return f"#L{a}" if a == b else f"#L{a}-{b}"
-
-
 def file_ref(project: str, path: str, lines: tuple[int, int] | None) -> Reference:
     """A file in the issue's (or a named) project at the default branch, from a link or path."""
     return Reference(
-        kind="file",
+        kind=Kind.FILE,
         reference=f"{project}:{path}{lines_fragment(lines)}",
         project=project,
         path=path,
@@ -110,7 +118,7 @@ def file_ref(project: str, path: str, lines: tuple[int, int] | None) -> Referenc
 def commit_ref(project: str, sha: str, url: str | None = None) -> Reference:
     sha = sha.lower()
     return Reference(
-        kind="commit",
+        kind=Kind.COMMIT,
         reference=f"{project}@{sha}",
         project=project,
         path=None,
@@ -123,7 +131,7 @@ def commit_ref(project: str, sha: str, url: str | None = None) -> Reference:
 
 def merge_request_ref(project: str, iid: int, url: str | None = None) -> Reference:
     return Reference(
-        kind="merge_request",
+        kind=Kind.MERGE_REQUEST,
         reference=f"{project}!{iid}",
         project=project,
         path=None,

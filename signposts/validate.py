@@ -1,6 +1,6 @@
 """Signpost validation: may this reference inform answers, and if so, with which passages?
 
-Checks run in DESIGN.md's order and stop at the first failure:
+Checks run in docs/design.md's order and stop at the first failure:
 
 1. ``corpus_rules`` — the target project (and path) against the same rule code indexing uses,
    from metadata only. Nothing of a target's content is fetched before this passes.
@@ -23,23 +23,22 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from scout.config import DocsSiteConfig
 from scout.corpus.index import decode_text
 from scout.corpus.passages import Section, split_document, window
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules, is_documentation
 from scout.errors import CannotCheck, ForgeError, NotFound
-from scout.forge.base import FileDiff, Forge, Project
-from scout.forge.local import count_lines
+from scout.forge.base import FileDiff, Forge, Project, count_lines, lines_fragment
+from scout.forge.cached import CachedForge
 from scout.providers.base import Provider
-from scout.store import PassageRecord, now
-from signposts.cache import CachedForge
+from scout.store import PassageRecord
+from scout.verdict import Check, CheckOutcome, Kind, Status, Verdict
 from signposts.diffs import added_lines, file_change, map_lines, meaningful, whole_file_diff
 from signposts.docs_map import detect_generator, find_source, source_candidates
 from signposts.references import Reference
 
-CheckName = Literal["corpus_rules", "resolves", "addresses"]
 MAX_QUESTION_CHARS = 2_000  # title plus the opening of the description: enough to judge, bounded
 MAX_TARGET_PASSAGES = 4  # per target: a signpost adds a few passages, never a whole project
 ADDRESSES = "addresses the issue's question"
@@ -51,36 +50,8 @@ LIVE_HOPS = 4
 REDIRECTS = (301, 302, 303, 307, 308)
 
 
-@dataclass(frozen=True)
-class Check:
-    name: CheckName
-    ok: bool
-    detail: str
-
-
-@dataclass
-class Verdict:
-    """The outcome of validating one reference of one issue (what the audit shows)."""
-
-    reference: Reference
-    status: Literal["accepted", "rejected"]
-    check: CheckName | None
-    reason: str
-    target_project: str | None = None
-    target_path: str | None = None
-    target_lines: tuple[int, int] | None = None
-    target_sha: str | None = None
-    target: str | None = None  # key shared by verdicts pointing at the same thing
-    checks: list[Check] = field(default_factory=list)
-    passages: list[PassageRecord] = field(default_factory=list)
-    checked_at: str = field(default_factory=now)
-
-    def checks_json(self) -> list[dict[str, Any]]:
-        return [{"check": c.name, "ok": c.ok, "detail": c.detail} for c in self.checks]
-
-
 class _Failed(Exception):
-    def __init__(self, check: CheckName, reason: str) -> None:
+    def __init__(self, check: Check, reason: str) -> None:
         super().__init__(reason)
         self.check = check
         self.reason = reason
@@ -113,7 +84,7 @@ class Pending:
 
     reference: Reference
     target: _Target
-    checks: list[Check]
+    checks: list[CheckOutcome]
     question: str | None
     detail: str
     verdict: Verdict | None = None
@@ -141,7 +112,7 @@ class Validator:
         *,
         live_deadline: float = LIVE_DEADLINE,
     ) -> None:
-        self.forge: Any = forge if isinstance(forge, CachedForge) else CachedForge(forge)
+        self.forge = CachedForge.around(forge)
         self.rules = rules
         self.provider = provider
         self.docs_sites = {site.url: site for site in docs_sites}
@@ -155,8 +126,9 @@ class Validator:
     def recheck(self, reference: Reference) -> Verdict:
         """Re-validation against a moved head: corpus rules and resolves only.
 
-        The question that was judged lives in issue prose, which is not stored (invariant 1), so
-        an accepted signpost keeps its addresses judgement while its target still resolves.
+        The question that was judged lives in issue prose, which is not stored (docs/design.md,
+        invariant 1), so an accepted signpost keeps its addresses judgement while its target still
+        resolves.
         """
         return self._run(reference, None)
 
@@ -167,20 +139,20 @@ class Validator:
         """Corpus rules and resolves (forge reads: call it from the thread that owns the forge);
         the addresses judgement is left to :meth:`judge`."""
         target = _Target()
-        checks: list[Check] = []
+        checks: list[CheckOutcome] = []
         try:
             self._corpus_rules(reference, target)
-            checks.append(Check("corpus_rules", True, "project qualifies"))
+            checks.append(CheckOutcome(Check.CORPUS_RULES, True, "project qualifies"))
             detail = self._resolves(reference, target)
-            checks.append(Check("resolves", True, detail))
+            checks.append(CheckOutcome(Check.RESOLVES, True, detail))
         except _Failed as failed:
-            checks.append(Check(failed.check, False, failed.reason))
+            checks.append(CheckOutcome(failed.check, False, failed.reason))
             verdict = self._verdict(reference, target, checks, failed.check, failed.reason)
             return Pending(reference, target, checks, None, detail="", verdict=verdict)
         except (CannotCheck, NotFound) as exc:
             reason = cannot_check(exc)
-            checks.append(Check("resolves", False, reason))
-            verdict = self._verdict(reference, target, checks, "resolves", reason)
+            checks.append(CheckOutcome(Check.RESOLVES, False, reason))
+            verdict = self._verdict(reference, target, checks, Check.RESOLVES, reason)
             return Pending(reference, target, checks, None, detail="", verdict=verdict)
         if question is None:
             verdict = self._verdict(reference, target, checks, None, detail)
@@ -197,24 +169,26 @@ class Validator:
         try:
             detail = self._addresses(pending.question, pending.target)
         except _Failed as failed:
-            checks.append(Check(failed.check, False, failed.reason))
+            checks.append(CheckOutcome(failed.check, False, failed.reason))
             return self._verdict(
                 pending.reference, pending.target, checks, failed.check, failed.reason
             )
-        checks.append(Check("addresses", True, detail))
+        checks.append(CheckOutcome(Check.ADDRESSES, True, detail))
         return self._verdict(pending.reference, pending.target, checks, None, detail)
 
     def _verdict(
         self,
         reference: Reference,
         target: _Target,
-        checks: list[Check],
-        check: CheckName | None,
+        checks: list[CheckOutcome],
+        check: Check | None,
         reason: str,
     ) -> Verdict:
         return Verdict(
-            reference=reference,
-            status="rejected" if check else "accepted",
+            kind=Kind(reference.kind),
+            reference=reference.reference,
+            reference_json=reference.to_store(),
+            status=Status.REJECTED if check else Status.ACCEPTED,
             check=check,
             reason=reason,
             target_project=target.project.path if target.project else reference.project,
@@ -222,8 +196,8 @@ class Validator:
             target_lines=target.lines,
             target_sha=target.sha,
             target=target.key if check is None else None,
-            checks=checks,
-            passages=target.passages if check is None else [],
+            checks=tuple(checks),
+            passages=tuple(target.passages) if check is None else (),
         )
 
     # ------------------------------------------------------------------ 1. corpus rules
@@ -236,33 +210,33 @@ class Validator:
     def _corpus_rules(self, reference: Reference, target: _Target) -> None:
         path = self._target_project_path(reference)
         if path is None:
-            raise _Failed("corpus_rules", "no target project")
+            raise _Failed(Check.CORPUS_RULES, "no target project")
         # Group membership is decided on the path alone: a project outside the groups is not
         # even looked up.
         inside = self.rules.group(path)
         if not inside:
-            raise _Failed("corpus_rules", f"{inside.reason}: {path}")
+            raise _Failed(Check.CORPUS_RULES, f"{inside.reason}: {path}")
         try:
             project = self.forge.project(path)
         except NotFound:
-            raise _Failed("corpus_rules", f"project_not_found: {path}") from None
+            raise _Failed(Check.CORPUS_RULES, f"project_not_found: {path}") from None
         target.project = project
         verdict = self.rules.project(project)
         if not verdict:
-            raise _Failed("corpus_rules", f"{verdict.reason}: {path}")
+            raise _Failed(Check.CORPUS_RULES, f"{verdict.reason}: {path}")
         if reference.kind == "file" and reference.path is not None:
             self._path_rules(reference.path)
 
     def _path_rules(self, path: str) -> None:
         verdict = self.rules.path(path)
         if not verdict:
-            raise _Failed("corpus_rules", f"{verdict.reason}: {path}")
+            raise _Failed(Check.CORPUS_RULES, f"{verdict.reason}: {path}")
 
     # ------------------------------------------------------------------ 2. resolves
     def _head(self, project: Project) -> str:
         head = self.forge.head(project)
         if head is None:
-            raise _Failed("resolves", "the project has no commits on its default branch")
+            raise _Failed(Check.RESOLVES, "the project has no commits on its default branch")
         return str(head)
 
     def _resolves(self, reference: Reference, target: _Target) -> str:
@@ -286,10 +260,10 @@ class Validator:
         except NotFound:
             return None
         if len(data) > MAX_FILE_BYTES:
-            raise _Failed("corpus_rules", f"file_too_large: {path}")
+            raise _Failed(Check.CORPUS_RULES, f"file_too_large: {path}")
         text = decode_text(data)
         if text is None:
-            raise _Failed("resolves", f"{path} is not a text file")
+            raise _Failed(Check.RESOLVES, f"{path} is not a text file")
         return text
 
     def _resolve_file(self, reference: Reference, target: _Target, head: str) -> str:
@@ -301,7 +275,8 @@ class Validator:
             split = self.forge.resolve_ref_path(project, reference.ref_path)
             if split is None:
                 raise _Failed(
-                    "resolves", f"no branch or tag of {project.path} matches {reference.ref_path}"
+                    Check.RESOLVES,
+                    f"no branch or tag of {project.path} matches {reference.ref_path}",
                 )
             path, pinned = split.path, split.sha
             self._path_rules(path)
@@ -313,12 +288,14 @@ class Validator:
             target.path = path
         text = self._read_text(project, head, path)
         if text is None:
-            raise _Failed("resolves", self._missing(project, path, pinned, head))
+            raise _Failed(Check.RESOLVES, self._missing(project, path, pinned, head))
         total = count_lines(text.encode("utf-8"))
         if lines and lines[1] > total:
-            raise _Failed("resolves", f"line {lines[1]} of {path} is past its end ({total} lines)")
+            raise _Failed(
+                Check.RESOLVES, f"line {lines[1]} of {path} is past its end ({total} lines)"
+            )
         target.lines = lines
-        target.key = f"file:{project.path}:{path}" + (f"#L{lines[0]}-{lines[1]}" if lines else "")
+        target.key = f"file:{project.path}:{path}{lines_fragment(lines)}"
         target.passages = self._file_passages(project, head, path, text, lines, target.key)
         where = f" L{lines[0]}-{lines[1]}" if lines else ""
         return f"{path}{where} exists at {head[:12]}"
@@ -342,18 +319,19 @@ class Validator:
             diffs: list[FileDiff] = self.forge.compare(project, old, head)
         except NotFound:
             raise _Failed(
-                "resolves", f"{CANNOT_CHECK}the pinned commit {old[:12]} is not in {project.path}"
+                Check.RESOLVES,
+                f"{CANNOT_CHECK}the pinned commit {old[:12]} is not in {project.path}",
             ) from None
         diff = file_change(diffs, path, old, head, self._text_at(project))
         if diff is None:
             return lines, path
         if diff.deleted_file:
-            raise _Failed("resolves", f"{path} was deleted since {old[:12]}")
+            raise _Failed(Check.RESOLVES, f"{path} was deleted since {old[:12]}")
         self._path_rules(diff.new_path)  # renamed into an excluded folder: not read
         mapped = map_lines(diff.diff, lines)
         if mapped is None:
             raise _Failed(
-                "resolves", f"lines {lines[0]}-{lines[1]} of {path} changed since {old[:12]}"
+                Check.RESOLVES, f"lines {lines[0]}-{lines[1]} of {path} changed since {old[:12]}"
             )
         return mapped, diff.new_path
 
@@ -422,19 +400,20 @@ class Validator:
             commit = self.forge.commit(project, reference.sha)
         except NotFound:
             raise _Failed(
-                "resolves", f"commit {reference.sha[:12]} does not exist in {project.path}"
+                Check.RESOLVES, f"commit {reference.sha[:12]} does not exist in {project.path}"
             ) from None
         try:
             on_head = self.forge.is_ancestor(project, commit.sha, head)
         except NotFound:
             # GitLab answers merge_base 404 "Merge Base not found" for unrelated histories.
             raise _Failed(
-                "resolves",
+                Check.RESOLVES,
                 f"{CANNOT_CHECK}no merge base of commit {commit.sha[:12]} and the head {head[:12]}",
             ) from None
         if not on_head:
             raise _Failed(
-                "resolves", f"commit {commit.sha[:12]} is not on the default branch (not merged)"
+                Check.RESOLVES,
+                f"commit {commit.sha[:12]} is not on the default branch (not merged)",
             )
         diffs = self.forge.commit_diff(project, commit.sha)
         parent = commit.parents[0] if commit.parents else None
@@ -449,19 +428,21 @@ class Validator:
         try:
             mr = self.forge.merge_request(project, reference.iid)
         except NotFound:
-            raise _Failed("resolves", f"merge request !{reference.iid} does not exist") from None
+            raise _Failed(
+                Check.RESOLVES, f"merge request !{reference.iid} does not exist"
+            ) from None
         if mr.state != "merged":
-            raise _Failed("resolves", f"merge request !{mr.iid} is {mr.state}, not merged")
+            raise _Failed(Check.RESOLVES, f"merge request !{mr.iid} is {mr.state}, not merged")
         landed = mr.merge_commit_sha or mr.squash_commit_sha or mr.sha
         if not landed:
-            raise _Failed("resolves", f"merge request !{mr.iid} records no merged commit")
+            raise _Failed(Check.RESOLVES, f"merge request !{mr.iid} records no merged commit")
         try:
             on_head = self.forge.is_ancestor(project, landed, head)
         except NotFound:
             on_head = False
         if not on_head:
             raise _Failed(
-                "resolves",
+                Check.RESOLVES,
                 f"merge request !{mr.iid}'s commit {landed[:12]} is not on the default branch",
             )
         diffs = self.forge.merge_request_diffs(project, mr.iid)
@@ -515,14 +496,14 @@ class Validator:
         if partial and not standing:
             raise CannotCheck(f"GitLab's diff of {what} is over its limits")
         if not added_any:
-            raise _Failed("resolves", f"{what} adds no lines that could still stand")
+            raise _Failed(Check.RESOLVES, f"{what} adds no lines that could still stand")
         if not standing:
             how = (
                 "was reverted"
                 if self._reverted(project, head, diffs, parent)
                 else ("was superseded: its added lines were all rewritten since")
             )
-            raise _Failed("resolves", f"{what} {how}")
+            raise _Failed(Check.RESOLVES, f"{what} {how}")
         records: list[PassageRecord] = []
         first_path, _, first_numbers = standing[0]
         target.path = first_path
@@ -562,14 +543,18 @@ class Validator:
         assert project is not None and site is not None
         candidate, text = self._docs_source(project, head, reference.path or "", site)
         if candidate is None or text is None:
-            raise _Failed("resolves", f"no source file under {site.root} builds {reference.url}")
+            raise _Failed(
+                Check.RESOLVES, f"no source file under {site.root} builds {reference.url}"
+            )
         target.path = candidate
         sections = split_document(candidate, text, self._include_reader(project, head))
         sections = [s for s in sections if s.body.strip()]
         if reference.anchor:
             sections = [s for s in sections if s.has_anchor(reference.anchor)]
             if not sections:
-                raise _Failed("resolves", f"#{reference.anchor} matches no heading of {candidate}")
+                raise _Failed(
+                    Check.RESOLVES, f"#{reference.anchor} matches no heading of {candidate}"
+                )
         if site.check_live:
             self._check_live(reference.url or "", site.url)
         chosen = sections[:MAX_TARGET_PASSAGES]
@@ -634,14 +619,14 @@ class Validator:
             self._live[page] = live_failure(page, site_url, self.live_deadline)
         failure = self._live[page]
         if failure is not None:
-            raise _Failed("resolves", failure)
+            raise _Failed(Check.RESOLVES, failure)
 
     # ------------------------------------------------------------------ 3. addresses
     def _addresses(self, question: str, target: _Target) -> str:
         from scout.compose.prompt import addresses_task
 
         if not target.passages:
-            raise _Failed("addresses", "the target has no text to judge")
+            raise _Failed(Check.ADDRESSES, "the target has no text to judge")
         output = self.provider.run(addresses_task(question, target.passages))
         # A model's reason paraphrases the question, which is issue prose: only a fixed reason is
         # kept, plus the offline check's two counts (digits only) when that is what answered.
@@ -652,7 +637,7 @@ class Validator:
             else ""
         )
         if not output.addresses:
-            raise _Failed("addresses", NOT_ADDRESSES + counts)
+            raise _Failed(Check.ADDRESSES, NOT_ADDRESSES + counts)
         return ADDRESSES + counts
 
 

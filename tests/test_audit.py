@@ -189,7 +189,7 @@ def test_rejection_groups_put_checks_in_validation_order() -> None:
 
 def test_an_empty_store_summarises_to_zeros() -> None:
     summary = summarise([])
-    assert summary.all_rejected_issues == {"issues": 0, "of": 0, "share": 0.0}
+    assert summary.to_json()["all_rejected_issues"] == {"issues": 0, "of": 0, "share": 0.0}
     assert render(summary) == "no signposts yet: run `scout sweep`"
 
 
@@ -346,8 +346,7 @@ def test_summary_json_counts(demo: Path) -> None:
         ("acme/ledger", 3, 4),
     ]
     assert (
-        summary["top_accepted_targets"][0]["target"]
-        == "file:acme/ledger:src/ledger/rates.py#L13-13"
+        summary["top_accepted_targets"][0]["target"] == "file:acme/ledger:src/ledger/rates.py#L13"
     )
     assert summary["top_accepted_targets"][0]["count"] == 2
     assert summary["all_rejected_issues"] == {"issues": 1, "of": 7, "share": 0.143}
@@ -513,3 +512,13 @@ def test_recheck_waits_for_no_one_while_a_sweep_holds_the_lock(
         os.close(lock)
     assert result.code == 7
     assert "another sweep is running" in result.stderr and "4242" in result.stderr
+
+
+def test_show_names_a_one_line_target_with_gitlabs_anchor(demo: Path) -> None:
+    (one_line,) = [
+        r
+        for r in rows(demo, "--status", "accepted", "--kind", "file")
+        if r["target"]["lines"] == [13, 13]
+    ][:1]
+    human = run(demo, "signposts", "show", str(one_line["id"])).stdout
+    assert "  target    acme/ledger:src/ledger/rates.py#L13\n" in human

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scout.compose import AnswerOutput, Verdict, check, markers
+from scout.compose import AnswerOutput, CitationCheck, check, markers
 
 
 def out(answer: str, cited: list[int], declined: bool = False, reason: str = "") -> AnswerOutput:
@@ -14,26 +14,30 @@ def out(answer: str, cited: list[int], declined: bool = False, reason: str = "")
 @pytest.mark.parametrize(
     ("output", "k", "verdict"),
     [
-        (out("Run it [1].", [1]), 8, Verdict(True, (1,), None)),
-        (out("Run it [2] then [1].", [2, 1, 2]), 8, Verdict(True, (1, 2), None)),
-        (out("Run it.", [3]), 8, Verdict(True, (3,), None)),
-        (out("Run it [3].", []), 8, Verdict(True, (3,), None)),
-        (out("Run it [1, 4] and [6-7].", []), 8, Verdict(True, (1, 4, 6, 7), None)),
-        (out("Run it.", []), 8, Verdict(False, (), "cited nothing")),
-        (out("Run it [9].", [9]), 8, Verdict(False, (), "cited passage 9 of 8")),
-        (out("Run it [1].", [1, 9]), 8, Verdict(False, (), "cited passage 9 of 8")),
-        (out("Run it [1] and [9].", [1]), 8, Verdict(False, (), "cited passage 9 of 8")),
-        (out("Run it [0].", [1]), 8, Verdict(False, (), "cited passage 0 of 8")),
-        (out("Run it [2].", [-1]), 2, Verdict(False, (), "cited passage -1 of 2")),
-        (out("Run it [1-12].", [1]), 8, Verdict(False, (), "cited passage 9 of 8")),
-        (out("   ", [1]), 8, Verdict(False, (), "empty answer")),
-        (out("", [], True, "the docs do not say"), 8, Verdict(False, (), "the docs do not say")),
-        (out("", [], True, ""), 8, Verdict(False, (), "the passages do not answer the question")),
-        (out("x [9]", [9], True, "no"), 8, Verdict(False, (), "no")),
+        (out("Run it [1].", [1]), 8, CitationCheck(True, (1,), None)),
+        (out("Run it [2] then [1].", [2, 1, 2]), 8, CitationCheck(True, (1, 2), None)),
+        (out("Run it.", [3]), 8, CitationCheck(True, (3,), None)),
+        (out("Run it [3].", []), 8, CitationCheck(True, (3,), None)),
+        (out("Run it [1, 4] and [6-7].", []), 8, CitationCheck(True, (1, 4, 6, 7), None)),
+        (out("Run it.", []), 8, CitationCheck(False, (), "cited nothing")),
+        (out("Run it [9].", [9]), 8, CitationCheck(False, (), "cited passage 9 of 8")),
+        (out("Run it [1].", [1, 9]), 8, CitationCheck(False, (), "cited passage 9 of 8")),
+        (out("Run it [1] and [9].", [1]), 8, CitationCheck(False, (), "cited passage 9 of 8")),
+        (out("Run it [0].", [1]), 8, CitationCheck(False, (), "cited passage 0 of 8")),
+        (out("Run it [2].", [-1]), 2, CitationCheck(False, (), "cited passage -1 of 2")),
+        (out("Run it [1-12].", [1]), 8, CitationCheck(False, (), "cited passage 9 of 8")),
+        (out("   ", [1]), 8, CitationCheck(False, (), "empty answer")),
+        (out("", [], True, "the docs say no"), 8, CitationCheck(False, (), "the docs say no")),
+        (
+            out("", [], True, ""),
+            8,
+            CitationCheck(False, (), "the passages do not answer the question"),
+        ),
+        (out("x [9]", [9], True, "no"), 8, CitationCheck(False, (), "no")),
     ],
     ids=lambda v: repr(v)[:50],
 )
-def test_citation_check(output: AnswerOutput, k: int, verdict: Verdict) -> None:
+def test_citation_check(output: AnswerOutput, k: int, verdict: CitationCheck) -> None:
     assert check(output, k) == verdict
 
 

@@ -57,6 +57,10 @@ def test_relative_paths_resolve_against_the_config_folder(tmp_path: Path) -> Non
             "corpus.include_archived: Input should be a valid boolean",
         ),
         ("[surprise]\nx = 1\n", "surprise: unknown key"),
+        ("[ingest]\nschedule = 'every tuesday'\n", "ingest.schedule: 'every tuesday' is neither"),
+        ("[ingest]\nschedule = '0m'\n", "ingest.schedule: '0m': the interval must be positive"),
+        ("[ingest]\nschedule = '61 * * * *'\n", "ingest.schedule: minute 61 is outside 0-59"),
+        ("[ingest]\nschedule = '0 9 * * 8'\n", "ingest.schedule: day of week 8 is outside 0-7"),
         ("source = 'x'\n", "source: unknown key"),
     ],
 )
@@ -134,8 +138,14 @@ def test_the_token_comes_only_from_the_named_environment_variable(
         load_config(target)
 
 
-def test_the_example_and_demo_configs_are_valid() -> None:
-    root = Path(__file__).parent.parent / "config"
-    for name in ("scout.example.toml", "demo.toml"):
-        if (root / name).exists():
-            load_config(root / name)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(
+    "name", ["config/scout.example.toml", "config/demo.toml", "scout/demo/demo.toml"]
+)
+def test_the_example_and_demo_configs_are_valid(name: str) -> None:
+    # A missing file is a ConfigError too, so this fails if one is moved without updating it.
+    config = load_config(ROOT / name)
+    assert config.source == (ROOT / name).absolute()
+    assert config.forge.groups and config.ingest.schedule

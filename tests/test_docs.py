@@ -44,3 +44,37 @@ def test_every_error_class_has_a_documented_exit_code() -> None:
     for cls in walk(ScoutError):
         assert cls.__doc__ and cls.__doc__.startswith("Raised when"), cls
         assert cls.exit_code in EXIT_CODES, cls
+
+
+ROOT = Path(__file__).resolve().parent.parent
+DESIGN = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+INVARIANTS = dict(
+    re.findall(r"^(\d+)\. \*\*(.+?)\*\*", DESIGN.split("## Invariants")[1], flags=re.MULTILINE)
+)
+
+
+def test_every_invariant_names_tests_that_exist() -> None:
+    section = DESIGN.split("## Invariants")[1].split("\n## ")[0]
+    blocks = re.split(r"^\d+\. ", section, flags=re.MULTILINE)[1:]
+    assert len(blocks) == len(INVARIANTS) >= 10
+    for number, block in enumerate(blocks, start=1):
+        named = re.findall(r"`(tests/[\w/]+\.py)::(test_\w+)`", block)
+        assert named, f"invariant {number} names no test"
+        for path, test in named:
+            source = (ROOT / path).read_text(encoding="utf-8")
+            assert f"def {test}(" in source, f"invariant {number}: {path}::{test} does not exist"
+
+
+def test_code_that_cites_an_invariant_cites_one_the_design_page_has() -> None:
+    cited = set()
+    for package in ("scout", "signposts", "ingest"):
+        for path in (ROOT / package).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            assert "DESIGN.md" not in text, f"{path}: the design page is docs/design.md"
+            cited |= {int(n) for n in re.findall(r"invariants? (\d+)", text)}
+    assert cited and cited <= {int(n) for n in INVARIANTS}
+
+
+def test_the_readme_points_at_the_design_page_and_no_shared_folder() -> None:
+    assert "docs/design.md" in README
+    assert "shared folder" not in README and "../shared" not in README

@@ -388,7 +388,7 @@ def test_ask_logs_tokens_and_cost_and_gaps_totals_them(
     for question in ("How do I rotate the database keys?", "what is the weather in Lisbon"):
         done = runner.invoke(cli, ["--config", str(config), "ask", question, "--json"])
         assert done.exit_code == 0, done.stderr
-        # The answer's JSON stays DESIGN.md's: cost is logged, not printed.
+        # The answer's JSON stays docs/design.md's: cost is logged, not printed.
         assert set(json.loads(done.stdout)) == {
             "outcome",
             "answer",

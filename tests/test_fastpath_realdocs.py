@@ -69,7 +69,7 @@ def test_two_stage_ranking_equals_the_full_ranking(store: Store, questions: list
     overlaps = []
     proven = 0  # questions whose top rows came from the first stage alone
     statements: list[str] = []
-    store.db.set_trace_callback(statements.append)
+    store.trace(statements.append)
     for question in questions:
         full = [h.id for h in retrieve(store, question, TOP, budget=10**9)]
         statements.clear()
@@ -78,7 +78,7 @@ def test_two_stage_ranking_equals_the_full_ranking(store: Store, questions: list
         assert len(staged) == len(full)
         if full:
             overlaps.append(len({h.id for h in staged} & set(full)) / len(full))
-    store.db.set_trace_callback(None)
+    store.trace(None)
     assert min(overlaps) >= 0.75
     assert sum(overlaps) / len(overlaps) >= 0.99
     assert proven >= 1  # the fast path was taken (3 of 86 here), not only the full ranking

@@ -1,4 +1,4 @@
-"""Faults are contained per reference and per project (DESIGN.md, issues 15 item 1 and 16 item 1).
+"""Faults are contained per reference and per project (docs/design.md; issues 15 and 16, item 1).
 
 A reference whose check can never complete is rejected ``cannot check:`` and the sweep goes on; a
 transient fault stops the sweep before its issue (exit 5), three in a row pass the issue; a

@@ -19,6 +19,7 @@ import pytest
 from scout.demo.builder import EstateBuilder
 from scout.errors import ForgeError
 from scout.forge.base import Project
+from scout.forge.cached import CachedForge
 from scout.forge.gitlab import GitLabForge
 from scout.forge.gitlab_graphql import GitLabGraphQLForge
 from scout.forge.local import LocalForge
@@ -249,3 +250,23 @@ def test_a_stored_cursor_never_passes_an_issue(ms_forges: dict[str, Any]) -> Non
         for n, (_, cursor) in enumerate(listed):
             again = {iid for iid, _ in _times(forge, cursor)}
             assert {iid for iid, _ in listed[n:]} <= again
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_cached_forge_answers_like_the_forge_it_wraps(
+    forges: dict[str, Any], estate: tuple[Path, Shas], case: str
+) -> None:
+    # Asked twice, so the second answer comes from the memo (not-found answers included).
+    shas = estate[1]
+    cached = CachedForge(forges["gitlab"])
+    plain = answer(forges["gitlab"], CASES[case], shas)
+    assert answer(cached, CASES[case], shas) == plain
+    before = sum(cached.requests.values())
+    assert answer(cached, CASES[case], shas) == plain
+    if case not in PASSED_THROUGH:
+        assert sum(cached.requests.values()) == before  # answered from the memo
+
+
+# Listings are read once per run and not memoised (notes are fetched from several threads).
+PASSED_THROUGH = {"projects", "files at head", "files at first", "issues", "notes"}
+PASSED_THROUGH |= {"issues at or after", "issues after"}

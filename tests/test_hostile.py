@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -103,11 +104,16 @@ def test_huge_and_redos_shaped_issues_are_bounded(
     make: Callable[[], str], kept: int, skipped: dict[str, int]
 ) -> None:
     text = make()
+    # The budget is raised from 2 s so a loaded test machine cannot turn a finished scan into a
+    # timeout; catastrophic backtracking on these inputs would take far longer than either.
+    context = dataclasses.replace(CTX, timeout=4.0)
     started = time.monotonic()
-    found = extract_issue("", text, (), CTX)
+    found = extract_issue("", text, (), context)
     assert time.monotonic() - started < 5.0
     assert len(found.references) == kept
-    assert {k: v for k, v in found.skipped.items() if k != "timeout"} == skipped
+    # Exactly: a "timeout" entry would mean a pattern gave up, and then "nothing found" proves
+    # nothing about the pattern (every pattern timing out would pass).
+    assert dict(found.skipped) == skipped
 
 
 # ------------------------------------------------------------------ a sweep full of traps
@@ -261,6 +267,7 @@ FTS_QUESTIONS = {
     "match_keyword": ("passages_fts MATCH rotate", "declined", f"{NO} passages, fts, match"),
     "sql_injection": ("rotate'); drop table passages;", "declined", f"{NO} drop, table, passages"),
     "operators_and_an_unknown_word": ("NOT AND OR NEAR zzqx", "declined", "nothing matched"),
+    "near_and_a_bracket": ("NEAR(", "declined", "nothing matched"),  # "near" is a word
 }  # fmt: skip
 
 
@@ -278,12 +285,10 @@ def test_questions_built_from_fts5_syntax_are_answered_or_declined(
     assert (result["outcome"], result["reason"]) == (outcome, reason)
 
 
-@pytest.mark.parametrize("question", ["*", '"', "()", "NEAR(", ":", "^", "-", "'", "\x00"])
+@pytest.mark.parametrize("question", ["*", '"', "()", ":", "^", "-", "'", "\x00", "(*) - ^"])
 def test_questions_of_syntax_alone_are_usage_errors(tmp_path: Path, question: str) -> None:
     make_store(tmp_path).close()
     config = write_config(tmp_path)
     done = CliRunner().invoke(cli, ["--config", str(config), "ask", "--json", "--", question])
-    assert done.exit_code in (0, 2)
-    if done.exit_code == 2:
-        assert done.stdout == ""
-        assert done.stderr == "scout: question has no words to search for: ask in words\n"
+    assert (done.exit_code, done.stdout) == (2, "")
+    assert done.stderr == "scout: question has no words to search for: ask in words\n"

@@ -68,3 +68,27 @@ def test_no_test_names_a_path_outside_the_repository(path: str) -> None:
     # A fixture read from this machine's disk makes the suite pass here and nowhere else.
     text = (ROOT / path).read_text(encoding="utf-8")
     assert ABSOLUTE.findall(text) == []
+
+
+def _imports_of(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_dependencies_point_one_way() -> None:
+    # ingest -> signposts -> scout; the CLI and the demo are applications of all three.
+    applications = ("scout/cli/", "scout/demo/")
+    wrong = {}
+    for package, above in (("scout", {"signposts", "ingest"}), ("signposts", {"ingest"})):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            where = path.relative_to(ROOT).as_posix()
+            if where.startswith(applications) or "demo/estate/" in where:
+                continue
+            if _imports_of(path) & above:
+                wrong[where] = sorted(_imports_of(path) & above)
+    assert wrong == {}

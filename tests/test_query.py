@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from scout.errors import UsageError
 from scout.retrieve import (
-    HEADING_WEIGHT,
     MAX_QUESTION_CHARS,
     build_query,
     literal,
@@ -122,11 +121,22 @@ def test_retrieval_finds_the_passage_by_stemmed_terms(store: Store) -> None:
 
 
 def test_heading_outranks_body(tmp_path: Path) -> None:
-    in_body = passage("acme/a", "docs/body.md", (1, 2), "General", "Notes about the vault here.")
-    in_heading = passage("acme/a", "docs/heading.md", (1, 2), "Vault", "Notes about storage here.")
+    # The body passage says "vault" twice, the heading passage once, in a long heading: on
+    # equal weights the body wins, so only the heading weight retrieval uses can reverse them.
+    in_body = passage(
+        "acme/a",
+        "docs/body.md",
+        (1, 2),
+        "General notes",
+        "The vault: keys live in the vault.",
+    )
+    in_heading = passage(
+        "acme/a", "docs/heading.md", (1, 2), "Vault access for service credentials", "Storage."
+    )
     with make_store(tmp_path, [in_body, in_heading, *filler()]) as store:
+        equal = store.search('"vault"', 8, heading_weight=1.0)
+        assert [h.path for h in equal] == ["docs/body.md", "docs/heading.md"]
         assert [h.path for h in retrieve(store, "vault", 8)] == ["docs/heading.md", "docs/body.md"]
-    assert HEADING_WEIGHT > 1
 
 
 def test_terms_in_most_rows_are_noise_and_match_nothing(store: Store) -> None:

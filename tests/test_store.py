@@ -35,17 +35,19 @@ def _row(path: str = "acme/a", sha: str = "a" * 40) -> ProjectRow:
 def test_a_blank_database_ends_with_the_expected_schema(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "s.db", create=True)
     assert store.schema_version == len(MIGRATIONS)
+    store.close()
+    db = sqlite3.connect(tmp_path / "s.db")  # the store's own connection is private
     tables = {
         name
-        for (name,) in store.db.execute(
+        for (name,) in db.execute(
             "select name from sqlite_master where type in ('table', 'trigger') "
             "and name not like 'passages_fts_%' and name not like 'sqlite_%'"
         )
     }
     assert {"projects", "passages", "passages_fts", "questions"} <= tables
     assert {"passages_ai", "passages_ad", "passages_au"} <= tables
-    assert store.db.execute("pragma journal_mode").fetchone()[0] == "wal"
-    columns = {row[1]: row[2] for row in store.db.execute("pragma table_info(passages)")}
+    assert db.execute("pragma journal_mode").fetchone()[0] == "wal"
+    columns = {row[1]: row[2] for row in db.execute("pragma table_info(passages)")}
     assert columns == {
         "id": "INTEGER",
         "project": "TEXT",
@@ -109,4 +111,76 @@ def test_fts_follows_deletes(tmp_path: Path) -> None:
     assert store.remove_project("acme/a") == 3
     hits = store.search('"body"', 10, heading_weight=5.0)
     assert [h.project for h in hits] == ["acme/b"]
-    assert store.db.execute("insert into passages_fts(passages_fts) values('integrity-check')")
+    store.close()
+    # Read the index itself, not through the store's search (which joins to live passages and so
+    # would hide stale index rows): every term of the deleted passages is gone from it.
+    db = sqlite3.connect(tmp_path / "s.db")
+    live = [r for (r,) in db.execute("select id from passages")]
+    indexed = db.execute("select rowid from passages_fts where passages_fts match 'body'")
+    assert [r for (r,) in indexed] == live and len(live) == 1
+    match = "select rowid from passages_fts where passages_fts match ?"
+    assert [db.execute(match, [term]).fetchall() for term in ("0", "1", "2")] == [[], [], []]
+    # FTS5 compares the index with its content table and raises if they disagree.
+    db.execute("insert into passages_fts(passages_fts) values('integrity-check')")
+    db.close()
+
+
+def test_one_line_file_targets_written_as_a_range_are_rewritten(tmp_path: Path) -> None:
+    # A store written before the line anchor had one form: schema 3, keys ending "#L3-3".
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.executescript(";".join(m() for m in MIGRATIONS[:3]) + ";pragma user_version = 3;")
+    columns = (
+        "issue_project, issue_iid, issue_url, kind, reference, status, reason, target_line_start, "
+        "target_line_end, target, reference_json, checks, checked_at, first_seen_at"
+    )
+    rows = [
+        ("r1", 3, 3, "file:acme/a:docs/x.md#L3-3"),
+        ("r2", 3, 9, "file:acme/a:docs/x.md#L3-9"),
+        ("r3", None, None, "file:acme/a:docs/y.md"),
+        ("r4", 12, 12, "file:acme/a:docs/L12-12.md#L12-12"),
+    ]
+    for reference, start, end, target in rows:
+        db.execute(
+            f"insert into signposts ({columns}) values "
+            "('acme/a', 1, 'u', 'file', ?, 'accepted', 'ok', ?, ?, ?, '{}', '[]', 't', 't')",
+            [reference, start, end, target],
+        )
+        db.execute(
+            "insert into passages (project, path, sha, line_start, line_end, heading, body, "
+            "source, origin, url, target) values "
+            "('acme/a', 'docs/x.md', 'a', 1, 2, 'h', 'b', 'docs', 'signpost', 'u', ?)",
+            [target],
+        )
+    db.commit()
+    db.close()
+
+    Store.open(path).close()
+    db = sqlite3.connect(path)
+    expected = [
+        "file:acme/a:docs/x.md#L3",
+        "file:acme/a:docs/x.md#L3-9",
+        "file:acme/a:docs/y.md",
+        "file:acme/a:docs/L12-12.md#L12",
+    ]
+    assert [t for (t,) in db.execute("select target from signposts order by reference")] == expected
+    assert [t for (t,) in db.execute("select target from passages order by id")] == expected
+    db.close()
+
+
+def test_the_record_types_name_the_columns_they_are_read_from(tmp_path: Path) -> None:
+    # Rows are mapped by name from column lists derived from the records: a field the schema
+    # lacks (or a column renamed) must fail here, not shift values into the wrong fields.
+    from scout.store.records import ISSUE_FIELDS, PASSAGE_FIELDS, PROJECT_FIELDS, SIGNPOST_FIELDS
+
+    Store.open(tmp_path / "s.db", create=True).close()
+    db = sqlite3.connect(tmp_path / "s.db")
+
+    def columns(table: str) -> list[str]:
+        return [row[1] for row in db.execute(f"pragma table_info({table})")]
+
+    assert list(SIGNPOST_FIELDS) == columns("signposts")
+    assert list(PASSAGE_FIELDS) == columns("passages")[1:]  # all but the row id
+    assert list(PROJECT_FIELDS) == columns("projects")
+    assert list(ISSUE_FIELDS) == columns("issues")[:5]  # read_at is the store's own
+    db.close()

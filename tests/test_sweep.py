@@ -269,14 +269,17 @@ def test_worker_once_runs_one_cycle(tmp_path: Path, scout: Callable[..., Result]
     assert body["index"]["projects_indexed"] == 3 and body["sweep"]["references"] > 20
 
 
-@pytest.mark.parametrize("schedule", ["every tuesday", "0m", "61 * * * *"])
-def test_a_bad_schedule_is_a_usage_error(
-    tmp_path: Path, scout: Callable[..., Result], schedule: str
+@pytest.mark.parametrize(
+    ("command", "schedule"), [("worker", "every tuesday"), ("gaps", "0m"), ("sweep", "61 * * * *")]
+)
+def test_a_bad_schedule_is_a_config_error_for_every_command(
+    tmp_path: Path, scout: Callable[..., Result], command: str, schedule: str
 ) -> None:
     config = _demo(tmp_path)
     config.write_text(config.read_text().replace('"*/30 * * * *"', json.dumps(schedule)))
-    result = scout("worker", config=config)
-    assert result.code == 2 and "ingest.schedule" in result.stderr
+    result = scout(command, config=config)
+    assert result.code == 3 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and f"{config}: ingest.schedule: " in result.stderr
 
 
 def test_the_canary_planted_in_issues_never_reaches_the_store_or_an_answer(

@@ -6,6 +6,7 @@ go to stderr. Commands call :func:`emit` rather than printing, so the two never 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -120,6 +121,20 @@ def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
     )(function)
 
 
+def jsonable(value: Any) -> Any:
+    """A result as plain JSON values: the one serialisation of typed records, at the edge. A record
+    with a ``to_json`` method gives its own document; other dataclasses give their fields."""
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    return value
+
+
 def emit(result: Any, as_json: bool, human: Callable[[Any], str]) -> None:
     """Print a command's result: JSON (one document) or the human rendering.
 
@@ -127,7 +142,9 @@ def emit(result: Any, as_json: bool, human: Callable[[Any], str]) -> None:
     and this is the last point every command's output passes.
     """
     if as_json:
-        click.echo(json_safe(json.dumps(result, indent=2, ensure_ascii=False, default=str)))
+        click.echo(
+            json_safe(json.dumps(jsonable(result), indent=2, ensure_ascii=False, default=str))
+        )
     else:
         text = printable_block(human(result))
         if text:

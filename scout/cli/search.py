@@ -36,7 +36,7 @@ def search(runtime: Runtime, question: str, limit: int | None, as_json: bool) ->
 
 
 def hit_json(rank: int, hit: PassageHit) -> dict[str, Any]:
-    """One row of DESIGN.md's ``scout search --json`` list."""
+    """One row of docs/design.md's ``scout search --json`` list."""
     return {
         "rank": rank,
         "score": round(hit.score, 4),

@@ -12,21 +12,27 @@ import io
 import json
 import shutil
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from scout.cli.runtime import Runtime, emit, json_option, log, pass_runtime
 from scout.errors import UsageError
+from scout.forge.base import lines_fragment
 from scout.gaps import parse_since
 from scout.safe_text import printable, printable_block
 from scout.store import SignpostRow, Store
+from scout.verdict import Check, Kind, Status
 from signposts import audit
 
+if TYPE_CHECKING:
+    from ingest.recheck import Recheck
+
 MAX_DOCUMENT_BYTES = 32 << 20  # an issue file larger than this is refused, not truncated silently
-STATUSES = ("rejected", "accepted", "withdrawn", "all")
-CHECKS = ("corpus_rules", "resolves", "addresses")
-KINDS = ("docs_page", "file", "commit", "merge_request")
+# Values, not enum members: click would show and match members by their names.
+STATUSES = (Status.REJECTED.value, Status.ACCEPTED.value, Status.WITHDRAWN.value, "all")
+CHECKS = tuple(c.value for c in Check)
+KINDS = tuple(k.value for k in Kind)
 
 
 DEFAULT_LIMIT = 50  # table rows; --json and --csv list everything unless --limit is given
@@ -333,7 +339,7 @@ def _render_detail(d: dict[str, Any]) -> str:
         f"  issue     {printable(issue['project'])}#{issue['iid']}  {printable(issue['url'])}",
         f"  target    {printable(target['project'] or '-')}"
         + (f":{printable(target['path'])}" if target["path"] else "")
-        + (f"#L{lines[0]}-{lines[1]}" if lines else ""),
+        + lines_fragment(tuple(lines) if lines else None),
         f"  read at   {printable(d['ref'] or '-')}  sha {d['target']['sha'] or '-'}"
         + (
             f"  (the link named {printable(d['linked_ref'])}; targets are read at the head)"
@@ -370,23 +376,22 @@ def show(runtime: Runtime, signpost_id: int, as_json: bool) -> None:
     emit(detail(store, _one(store, signpost_id)), as_json, _render_detail)
 
 
-def _render_recheck(result: dict[str, Any]) -> str:
-    out = [f"rechecked {result['rechecked']} signpost(s): {len(result['changed'])} changed"]
-    for c in result["changed"]:
-        b, a = c["before"], c["after"]
+def _render_recheck(result: Recheck) -> str:
+    out = [f"rechecked {result.rechecked} signpost(s): {len(result.changed)} changed"]
+    for c in result.changed:
+        b, a = c.before, c.after
         out.append(
-            f"{c['id']:>5}  {printable(c['reference'], 90)}  "
-            f"{printable(c['issue']['project'])}#{c['issue']['iid']}"
+            f"{c.id:>5}  {printable(c.reference, 90)}  {printable(c.issue.project)}#{c.issue.iid}"
         )
-        if a["status"] == b["status"] == "accepted":
+        if a.status == b.status == Status.ACCEPTED:
             out.append(
-                f"       accepted, re-read at {a['sha'][:12]} (was {(b['sha'] or '-')[:12]})"
+                f"       accepted, re-read at {(a.sha or '-')[:12]} (was {(b.sha or '-')[:12]})"
             )
             continue
-        out.append(f"       before {b['status']} ({b['check'] or '-'}): {printable(b['reason'])}")
+        out.append(f"       before {b.status} ({b.check or '-'}): {printable(b.reason)}")
         out.append(
-            f"       after  {a['status']} ({a['check'] or '-'}): {printable(a['reason'])}"
-            + ("" if c["stored"] else "  [reported, not stored]")
+            f"       after  {a.status} ({a.check or '-'}): {printable(a.reason)}"
+            + ("" if c.stored else "  [reported, not stored]")
         )
     return "\n".join(out)
 

@@ -1,6 +1,6 @@
 """Prompt composition and the citation check: pure functions between retrieval and the provider."""
 
-from scout.compose.citations import Verdict, check, markers, unreadable
+from scout.compose.citations import CitationCheck, check, markers, unreadable
 from scout.compose.normalise import prose
 from scout.compose.prompt import (
     addresses_task,
@@ -14,7 +14,7 @@ from scout.compose.schema import AddressesOutput, AnswerOutput
 __all__ = [
     "AddressesOutput",
     "AnswerOutput",
-    "Verdict",
+    "CitationCheck",
     "addresses_task",
     "answer_task",
     "check",

@@ -1,4 +1,4 @@
-"""The citation check (DESIGN.md invariant 6): a citation is checked, not trusted.
+"""The citation check (docs/design.md, invariant 6): a citation is checked, not trusted.
 
 An answer that cites nothing, or names a passage number outside 1..k in its ``cited`` list or as a
 ``[n]`` marker in its prose, is refused; the refusal is a decline carrying the reason. Prose is
@@ -25,7 +25,7 @@ DEFAULT_DECLINE = "the passages do not answer the question"
 
 
 @dataclass(frozen=True)
-class Verdict:
+class CitationCheck:
     """The checked outcome: answered with these passage numbers, or declined with a reason."""
 
     answered: bool
@@ -64,20 +64,20 @@ def unreadable(text: str) -> str | None:
     return None
 
 
-def check(output: AnswerOutput, k: int) -> Verdict:
+def check(output: AnswerOutput, k: int) -> CitationCheck:
     """Accept the output as an answer only if it cites something and only passages 1..k."""
     if output.declined:
         reason = " ".join(output.reason.split()) or DEFAULT_DECLINE
-        return Verdict(False, (), reason)
+        return CitationCheck(False, (), reason)
     if not output.answer.strip():
-        return Verdict(False, (), "empty answer")
+        return CitationCheck(False, (), "empty answer")
     unread = unreadable(output.answer)
     if unread is not None:
-        return Verdict(False, (), f"cannot read the citation marker [{unread}]")
+        return CitationCheck(False, (), f"cannot read the citation marker [{unread}]")
     named = [*output.cited, *markers(output.answer)]
     for n in named:
         if not 1 <= n <= k:
-            return Verdict(False, (), f"cited passage {n} of {k}")
+            return CitationCheck(False, (), f"cited passage {n} of {k}")
     if not named:
-        return Verdict(False, (), "cited nothing")
-    return Verdict(True, tuple(sorted(set(named))), None)
+        return CitationCheck(False, (), "cited nothing")
+    return CitationCheck(True, tuple(sorted(set(named))), None)

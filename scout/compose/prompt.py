@@ -1,6 +1,6 @@
 """Prompt rendering: numbered, fenced passages and the instruction that goes with them.
 
-The main rule (DESIGN.md invariant 5): passage text is data. Each passage sits between
+The main rule (docs/design.md, invariant 5): passage text is data. Each passage sits between
 ``-----BEGIN PASSAGE n NONCE-----`` and ``-----END PASSAGE n NONCE-----``, where NONCE is drawn
 afresh for every prompt, and anything inside it that reads as such a delimiter (any case, any
 separator, invisible characters, look-alike letters) is neutralised first, so no passage can close
@@ -24,12 +24,12 @@ from scout.store import PassageRecord
 MAX_PASSAGE_CHARS = 6_000
 MAX_HEADING_CHARS = 300
 NEUTRALISED = "[delimiter removed]"
-# Real fence lines: ``^-----(BEGIN|END) PASSAGE \d+( [A-Za-z0-9]{6,})?-----$`` (DESIGN.md).
+# Real fence lines: ``^-----(BEGIN|END) PASSAGE \d+( [A-Za-z0-9]{6,})?-----$`` (docs/design.md).
 NONCE_ALPHABET = string.ascii_letters + string.digits
 NONCE_CHARS = 12
 
 # C0/C1 controls except tab and newline: they can hide text from a reviewer or confuse a terminal.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # The two words of a delimiter, as they read once only Latin letters are left.
 _CORE = re.compile("BEGINPASSAGE|ENDPASSAGE")
 # Read as a dash or a gap around a delimiter's words, though Unicode files them as letters.
@@ -90,7 +90,7 @@ def neutralise(text: str, limit: int = MAX_PASSAGE_CHARS) -> str:
     keeps its own letters (a Russian page stays Russian). A replacement can let a neighbour
     glued to it start a word, so passes repeat until none is found.
     """
-    text = _CONTROLS.sub(" ", visible(text[: limit * 2]))
+    text = CONTROL_CHARACTERS.sub(" ", visible(text[: limit * 2]))
     for _ in range(MAX_PASSES):
         spans = _imitations(text)
         if not spans:

@@ -1,9 +1,9 @@
 """Corpus rules: which projects and files may inform answers.
 
-One module, called by indexing and by signpost validation alike (DESIGN.md invariant 2), and it
-looks at metadata only: a project's path, visibility and archived flag; a file's path, kind and
-size. Nothing here fetches content, so a target that fails can never have been read. Each
-rejection carries a machine-readable reason that audits and logs show as-is.
+One module, called by indexing and by signpost validation alike (docs/design.md, invariant 2), and
+it looks at metadata only: a project's path, visibility and archived flag; a file's path, kind and
+size. Nothing here fetches content, so a target that fails can never have been read. Each rejection
+carries a machine-readable reason that audits and logs show as-is.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ README_NAMES = {"readme", "readme.txt"}
 
 
 @dataclass(frozen=True)
-class Verdict:
+class RuleDecision:
     """The outcome of a rule check: ``ok`` or a reason such as ``project_private``."""
 
     reason: str | None = None
@@ -37,7 +37,7 @@ class Verdict:
         return self.ok
 
 
-OK = Verdict()
+OK = RuleDecision()
 
 
 @dataclass(frozen=True)
@@ -53,45 +53,45 @@ class CorpusRules:
         text = json.dumps(rules, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
-    def group(self, path: str) -> Verdict:
+    def group(self, path: str) -> RuleDecision:
         """Whether a project path lies in a configured group: decidable before any lookup."""
-        return OK if in_groups(path, list(self.groups)) else Verdict("project_outside_groups")
+        return OK if in_groups(path, list(self.groups)) else RuleDecision("project_outside_groups")
 
-    def project(self, project: Project) -> Verdict:
+    def project(self, project: Project) -> RuleDecision:
         """Whether a project may contribute passages, from its metadata alone."""
         inside = self.group(project.path)
         if not inside:
             return inside
         if any(fnmatchcase(project.path, pattern) for pattern in self.corpus.exclude_projects):
-            return Verdict("project_excluded")
+            return RuleDecision("project_excluded")
         if project.visibility not in self.corpus.visibility:
-            return Verdict(f"project_{project.visibility}")
+            return RuleDecision(f"project_{project.visibility}")
         if project.archived and not self.corpus.include_archived:
-            return Verdict("project_archived")
+            return RuleDecision("project_archived")
         return OK
 
-    def path(self, path: str) -> Verdict:
+    def path(self, path: str) -> RuleDecision:
         """Whether a repository path may be read at all (exclusions and traversal)."""
         parts = PurePosixPath(path).parts
         if not parts or path.startswith("/") or ".." in parts or "\0" in path:
-            return Verdict("path_invalid")
+            return RuleDecision("path_invalid")
         if any(fnmatchcase(path, pattern) for pattern in self.corpus.exclude_paths):
-            return Verdict("path_excluded")
+            return RuleDecision("path_excluded")
         if left_out(path, self.corpus.languages) is not None:
-            return Verdict("path_translation")
+            return RuleDecision("path_translation")
         return OK
 
-    def file(self, entry: FileEntry) -> Verdict:
+    def file(self, entry: FileEntry) -> RuleDecision:
         """Whether a file may be indexed: a regular, small, non-excluded documentation file."""
         path_verdict = self.path(entry.path)
         if not path_verdict:
             return path_verdict
         if entry.kind != "blob":
-            return Verdict(f"file_{entry.kind}")
+            return RuleDecision(f"file_{entry.kind}")
         if not is_documentation(entry.path):
-            return Verdict("file_not_documentation")
+            return RuleDecision("file_not_documentation")
         if entry.size > MAX_FILE_BYTES:
-            return Verdict("file_too_large")
+            return RuleDecision("file_too_large")
         return OK
 
 

@@ -1,4 +1,5 @@
-"""Builds estate directories (DESIGN.md, "Estate directory") with real git, deterministic history.
+"""Builds estate directories (docs/design.md, "Estate directory") with real git, deterministic
+history.
 
 Used by ``scout demo`` and by the tests: every repository is a real git repository whose commits
 have fixed authors and dates, so the same build gives the same shas on every machine.

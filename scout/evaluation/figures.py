@@ -1,7 +1,7 @@
 """The figures of an eval run, as pure functions of its rows (one row per question).
 
-Rules, as DESIGN.md's ``scout eval`` contract states them: a row is correct when an answerable or
-contradicts question is answered with at least one citation inside an expected source, or a
+Rules, as docs/design.md's ``scout eval`` contract states them: a row is correct when an answerable
+or contradicts question is answered with at least one citation inside an expected source, or a
 covered or unanswerable question is declined. An answer is *precise* when every citation lies
 inside an expected source. Recall@k counts answerable and contradicts questions with an expected
 source among the k passages the provider was given. The floor figure measures the design's

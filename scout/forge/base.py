@@ -1,7 +1,7 @@
 """The forge protocol: what Scout asks of a GitLab estate, and the plain records it gets back.
 
-Two real implementations: ``local`` (an estate directory of git repositories, see DESIGN.md) and
-``gitlab`` (REST v4 through python-gitlab). Both yield these records and raise only
+Two real implementations: ``local`` (an estate directory of git repositories, see docs/design.md)
+and ``gitlab`` (REST v4 through python-gitlab). Both yield these records and raise only
 ``scout.errors.ForgeError`` (``NotFound`` for a 404), so nothing above this package knows which
 forge it talks to. Every call that would be a request on GitLab is counted in ``requests`` by kind
 (``projects``, ``project``, ``head``, ``tree``, ``files``, ``archive``, ``commits``, ``mrs``,
@@ -83,7 +83,8 @@ class MergeRequest:
 
 @dataclass(frozen=True)
 class Issue:
-    """An issue as read for signpost extraction. Its prose lives in memory only (invariant 1)."""
+    """An issue as read for signpost extraction. Its prose lives in memory only (docs/design.md,
+    invariant 1)."""
 
     project: str  # full path of the issue's project
     iid: int
@@ -188,15 +189,27 @@ class Forge(Protocol):
         ...
 
 
+def lines_fragment(lines: tuple[int, int] | None) -> str:
+    """The one line anchor: ``#L13`` for one line, ``#L13-20`` for a range (GitLab's own form),
+    ``""`` for none. Permalinks, references, target keys and printed targets all use it."""
+    if not lines:
+        return ""
+    a, b = lines
+    return f"#L{a}" if a == b else f"#L{a}-{b}"
+
+
 def permalink(web_url: str, sha: str, path: str, lines: tuple[int, int] | None) -> str:
     """GitLab's blob permalink: ``<web_url>/-/blob/<sha>/<path>#L<a>-<b>``."""
     from urllib.parse import quote
 
-    url = f"{web_url.rstrip('/')}/-/blob/{sha}/{quote(path)}"
-    if lines:
-        a, b = lines
-        url += f"#L{a}" if a == b else f"#L{a}-{b}"
-    return url
+    return f"{web_url.rstrip('/')}/-/blob/{sha}/{quote(path)}{lines_fragment(lines)}"
+
+
+def count_lines(data: bytes) -> int:
+    """Lines as an editor numbers them: a final line without a newline still counts."""
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
 def in_groups(path: str, groups: list[str]) -> bool:
@@ -219,6 +232,8 @@ __all__ = [
     "Note",
     "Project",
     "RefPath",
+    "count_lines",
     "in_groups",
+    "lines_fragment",
     "permalink",
 ]

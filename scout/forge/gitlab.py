@@ -16,7 +16,7 @@ import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from scout.errors import CannotCheck, ForgeError, NotFound
 from scout.forge.base import (
@@ -29,6 +29,7 @@ from scout.forge.base import (
     Note,
     Project,
     RefPath,
+    count_lines,
     permalink,
 )
 from scout.forge.gitlab_archive import BadArchive, Snapshot, parse_archive
@@ -56,11 +57,6 @@ _REFUSED_ARCHIVE = (403, 404, 406, 429)
 DIFF_FILES_FLOOR = 1_000
 DIFF_LINES_FLOOR = 50_000
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-
-
-def _count_lines(body: bytes) -> int:
-    """Lines as an editor numbers them: a last line without a newline still counts."""
-    return body.count(b"\n") + (1 if body and not body.endswith(b"\n") else 0)
 
 
 def _moment(value: str) -> datetime:
@@ -203,13 +199,13 @@ class GitLabForge:
                 return None
             body = self._snapshot.content.get(path)
             if body is not None:
-                return _count_lines(body)
+                return count_lines(body)
         key = (_key(project), sha, path)
         if key in self._lines:
             self._lines.move_to_end(key)
             return self._lines[key]
         body = self._raw(project, sha, path)
-        count = None if body is None else _count_lines(body)
+        count = None if body is None else count_lines(body)
         self._lines[key] = count
         if len(self._lines) > LINE_CACHE_SIZE:
             self._lines.popitem(last=False)
@@ -471,7 +467,10 @@ class GitLabForge:
 # JSON to records
 
 
-def _get(data: Any, key: str, kind: type) -> Any:
+_T = TypeVar("_T")
+
+
+def _get(data: Any, key: str, kind: type[_T]) -> _T:
     """``data[key]`` of the given type, or ForgeError("bad data")."""
     value = data.get(key) if isinstance(data, dict) else None
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):

@@ -1,4 +1,5 @@
-"""The ``local`` forge: an estate directory of git repositories (DESIGN.md, "Estate directory").
+"""The ``local`` forge: an estate directory of git repositories (docs/design.md, "Estate
+directory").
 
 It answers every forge operation the way the GitLab forge does, from ``estate.toml``, the
 repositories under ``repos/`` and the issue files under ``issues/``, and counts each operation as
@@ -27,6 +28,7 @@ from scout.forge.base import (
     Note,
     Project,
     RefPath,
+    count_lines,
     in_groups,
     permalink,
 )
@@ -360,10 +362,3 @@ def _at_or_after(value: object, after: str) -> bool:
 
 def _is_hex(text: str) -> bool:
     return 4 <= len(text) <= 64 and all(c in "0123456789abcdefABCDEF" for c in text)
-
-
-def count_lines(data: bytes) -> int:
-    """Lines as an editor shows them: a final line without a newline still counts."""
-    if not data:
-        return 0
-    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)

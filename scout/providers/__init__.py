@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from scout.errors import UsageError
-from scout.providers.base import PromptPassage, Provider, Task
+from scout.providers.base import PromptPassage, Provider, ProviderName, Task
 
 
 def _claude_local(model: str, timeout: float | None) -> Provider:
@@ -31,7 +31,7 @@ def _offline(model: str, timeout: float | None) -> Provider:
     return OfflineProvider(model=model, timeout=timeout)
 
 
-REGISTRY: dict[str, Callable[[str, float | None], Provider]] = {
+REGISTRY: dict[ProviderName, Callable[[str, float | None], Provider]] = {
     "claude-local": _claude_local,
     "anthropic": _anthropic,
     "offline": _offline,
@@ -41,7 +41,7 @@ REGISTRY: dict[str, Callable[[str, float | None], Provider]] = {
 def make_provider(name: str, *, model: str, timeout: float | None = None) -> Provider:
     """The provider registered as ``name``; UsageError naming the choices for anything else."""
     try:
-        factory = REGISTRY[name]
+        factory = REGISTRY[name]  # type: ignore[index]  # any text may be asked for: KeyError
     except KeyError:
         raise UsageError(
             f"unknown provider {name!r}: choose one of {', '.join(REGISTRY)}"
@@ -49,4 +49,4 @@ def make_provider(name: str, *, model: str, timeout: float | None = None) -> Pro
     return factory(model, timeout)
 
 
-__all__ = ["REGISTRY", "PromptPassage", "Provider", "Task", "make_provider"]
+__all__ = ["REGISTRY", "PromptPassage", "Provider", "ProviderName", "Task", "make_provider"]

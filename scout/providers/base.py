@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar, cast
+from typing import Generic, Literal, Protocol, TypeVar, cast
 
 from pydantic import BaseModel
 
 T = TypeVar("T", bound=BaseModel)
+
+# The one list of provider names: the registry is keyed by it and the config validates against it.
+ProviderName = Literal["claude-local", "anthropic", "offline"]
 
 # Bounds what a provider reads back from a model: generous for an answer, small for memory.
 MAX_REPLY_BYTES = 1_000_000

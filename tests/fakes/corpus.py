@@ -68,7 +68,7 @@ def filler(count: int = 40) -> list[PassageRecord]:
     ]
 
 
-# The citation the CREDENTIALS passage yields in ``scout ask --json`` (DESIGN.md's shape).
+# The citation the CREDENTIALS passage yields in ``scout ask --json`` (docs/design.md's shape).
 CRED_URL = f"{WEB}/acme/config/-/blob/{SHA}/docs/credentials.md#L12-30"
 CRED_CITATION = {
     "n": 1,

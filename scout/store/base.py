@@ -1,0 +1,55 @@
+"""What every part of the store shares: the connection, the file, and write transactions."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+
+from scout.store.records import PassageRecord
+
+
+class Connected:
+    """Holds the store's connection; the parts of the store are its subclasses."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+        self._db = db
+        self.path = path
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction, taken up front (BEGIN IMMEDIATE) so it never fails half-way."""
+        conn = self._db
+        conn.execute("begin immediate")
+        try:
+            yield
+        except BaseException:
+            conn.execute("rollback")
+            raise
+        else:
+            conn.execute("commit")
+
+    def setting(self, key: str) -> str | None:
+        """A stored setting (such as the corpus rules the sweep last checked by), or None."""
+        row = self._db.execute("select value from settings where key = ?", [key]).fetchone()
+        return str(row[0]) if row else None
+
+    def set_setting(self, key: str, value: str) -> None:
+        with self.transaction():
+            self._db.execute(
+                "insert or replace into settings (key, value) values (?, ?)", [key, value]
+            )
+
+    def trace(self, callback: Callable[[str], object] | None) -> None:
+        """Pass every SQL statement the store runs to ``callback`` (None: stop); for tests that
+        check which queries a code path takes, without reaching into the connection."""
+        self._db.set_trace_callback(callback)
+
+    def _insert_passage(self, record: PassageRecord) -> None:
+        """One passage row (its FTS5 entry follows by trigger)."""
+        row = asdict(record)
+        columns = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        self._db.execute(f"insert into passages ({columns}) values ({marks})", list(row.values()))

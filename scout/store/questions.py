@@ -1,0 +1,66 @@
+"""The question log: every question's outcome, for the gap backlog (never passage text)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scout import timefmt
+from scout.store.base import Connected
+
+
+class QuestionLog(Connected):
+    """What ``scout ask`` records and ``scout gaps`` reads."""
+
+    def log_question(
+        self,
+        *,
+        question: str,
+        outcome: str,
+        reason: str | None,
+        provider: str,
+        passages: int,
+        latency_ms: int,
+        asked_at: str | None = None,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        usd: float | None = 0.0,
+    ) -> None:
+        with self.transaction():
+            self._db.execute(
+                "insert into questions (asked_at, question, outcome, reason, provider, passages,"
+                " latency_ms, input_tokens, output_tokens, usd) "
+                "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    asked_at or timefmt.now(),
+                    question,
+                    outcome,
+                    reason,
+                    provider,
+                    passages,
+                    latency_ms,
+                    input_tokens,
+                    output_tokens,
+                    usd,
+                ],
+            )
+
+    def questions(
+        self, *, outcome: str | None = None, since: str | None = None
+    ) -> list[dict[str, Any]]:
+        clauses, args = [], []
+        if outcome:
+            clauses.append("outcome = ?")
+            args.append(outcome)
+        if since:
+            clauses.append("asked_at >= ?")
+            args.append(since)
+        where = f"where {' and '.join(clauses)}" if clauses else ""
+        cursor = self._db.execute(
+            "select asked_at, question, outcome, reason, provider, passages, latency_ms, "
+            f"input_tokens, output_tokens, usd from questions {where} order by asked_at, id",
+            args,
+        )
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    # audit reads

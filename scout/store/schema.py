@@ -1,0 +1,250 @@
+"""The schema: numbered migrations, applied in order on every open.
+
+Each migration is a function returning one SQL script, with a docstring saying why it exists. It
+runs in its own transaction together with the ``PRAGMA user_version`` that records it, so a
+schema change and its number land together or not at all; a database newer than this code is
+refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from scout.errors import StoreError
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+def _m1_corpus() -> str:
+    """Projects as last indexed and their passages, with FTS5 over heading and body.
+
+    The porter stemmer lets "rotating" find "rotate"; remove_diacritics folds accents so questions
+    typed without them still match. Triggers keep the external-content FTS table in sync, so no
+    code path can forget to update it.
+    """
+    return """
+        create table projects (
+            path text primary key,
+            visibility text not null,
+            archived integer not null default 0,
+            default_branch text,
+            web_url text not null,
+            indexed_sha text,
+            indexed_at text
+        );
+        create table passages (
+            id integer primary key,
+            project text not null,
+            path text not null,
+            sha text not null,
+            line_start integer not null,
+            line_end integer not null,
+            heading text not null,
+            body text not null,
+            source text not null check (source in ('docs', 'code')),
+            origin text not null check (origin in ('corpus', 'signpost')),
+            url text not null,
+            target text
+        );
+        create index passages_project on passages(project, origin);
+        create index passages_target on passages(target);
+        create virtual table passages_fts using fts5(
+            heading, body, content='passages', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        create trigger passages_ai after insert on passages begin
+            insert into passages_fts(rowid, heading, body) values (new.id, new.heading, new.body);
+        end;
+        create trigger passages_ad after delete on passages begin
+            insert into passages_fts(passages_fts, rowid, heading, body)
+                values ('delete', old.id, old.heading, old.body);
+        end;
+        create trigger passages_au after update on passages begin
+            insert into passages_fts(passages_fts, rowid, heading, body)
+                values ('delete', old.id, old.heading, old.body);
+            insert into passages_fts(rowid, heading, body) values (new.id, new.heading, new.body);
+        end;
+        """
+
+
+def _m2_questions() -> str:
+    """Every question's outcome, for the gap backlog. Never passage text, never answers."""
+    return """
+        create table questions (
+            id integer primary key,
+            asked_at text not null,
+            question text not null,
+            outcome text not null check (outcome in ('answered', 'declined')),
+            reason text,
+            provider text not null,
+            passages integer not null,
+            latency_ms integer not null
+        );
+        create index questions_asked on questions(outcome, asked_at);
+        """
+
+
+def _m3_signposts() -> str:
+    """Issue sweep state and signpost verdicts.
+
+    ``issues`` keeps only what docs/design.md invariant 1 allows (project, iid, URL, updated_at and
+    the extracted reference strings) so an unchanged issue is recognised without re-reading it.
+    ``signposts`` holds one verdict per (issue, reference); accepted ones name a ``target`` key, and
+    the target's passages (origin ``signpost``) live as long as one accepted verdict names it.
+    ``cursors`` holds each group's sweep position, advanced in the same transaction as the issue.
+    """
+    return """
+        create table issues (
+            project text not null,
+            iid integer not null,
+            web_url text not null,
+            updated_at text not null,
+            refs text not null,
+            read_at text not null,
+            primary key (project, iid)
+        );
+        create table signposts (
+            id integer primary key,
+            issue_project text not null,
+            issue_iid integer not null,
+            issue_url text not null,
+            kind text not null,
+            reference text not null,
+            status text not null check (status in ('accepted', 'rejected')),
+            check_name text check (check_name in ('corpus_rules', 'resolves', 'addresses')),
+            reason text not null,
+            target_project text,
+            target_path text,
+            target_line_start integer,
+            target_line_end integer,
+            target_sha text,
+            target text,
+            reference_json text not null,
+            checks text not null,
+            checked_at text not null,
+            first_seen_at text not null,
+            withdrawn_at text,
+            unique (issue_project, issue_iid, reference)
+        );
+        create index signposts_status on signposts(status, checked_at);
+        create index signposts_target on signposts(target);
+        create table cursors (
+            scope text primary key,
+            value text not null
+        );
+        """
+
+
+def _m4_question_cost() -> str:
+    """What answering cost: tokens and US dollars per question, as the provider reported them
+    (null dollars: the provider's price is unknown). Lets ``scout gaps`` and the report total it."""
+    return """
+        alter table questions add column input_tokens integer not null default 0;
+        alter table questions add column output_tokens integer not null default 0;
+        alter table questions add column usd real;
+        """
+
+
+def _m5_issue_failures() -> str:
+    """How many sweeps in a row failed on an issue (at one ``updated_at``), and with what error.
+
+    A transient forge failure stops the sweep before the issue, so the next sweep retries it; an
+    issue that failed three sweeps in a row is recorded with ``cannot check:`` rejections and
+    passed, so one issue can never hold back every issue after it. A saved issue loses its row.
+    """
+    return """
+        create table issue_failures (
+            project text not null,
+            iid integer not null,
+            updated_at text not null,
+            failures integer not null,
+            error text not null,
+            failed_at text not null,
+            primary key (project, iid)
+        );
+        """
+
+
+def _m6_corpus_rules() -> str:
+    """The corpus rules each project was indexed under, and the ones the sweep last checked by.
+
+    A change of rules (a new ``exclude_paths``) must take effect without waiting for a commit:
+    ``scout index`` re-reads a project whose fingerprint differs, and the sweep re-checks every
+    accepted signpost when ``settings.sweep_rules`` differs from the configured rules.
+    """
+    return """
+        alter table projects add column rules text;
+        create table settings (
+            key text primary key,
+            value text not null
+        );
+        """
+
+
+def _m7_one_line_anchor() -> str:
+    """File target keys name one line as ``#L13``, like every other anchor, not ``#L13-13``.
+
+    The key is shown by ``scout signposts summary`` and links a target's passages to its verdicts,
+    so keys written before the line anchor had one form are rewritten in both places.
+    """
+    one_line = (
+        "target like 'file:%' and target_line_start = target_line_end "
+        "and target like '%#L' || target_line_start || '-' || target_line_end"
+    )
+    short = "substr(target, 1, length(target) - length('-' || target_line_end))"
+    return f"""
+        update passages set target = (
+            select {short} from signposts where signposts.target = passages.target and {one_line}
+            limit 1
+        )
+        where origin = 'signpost' and target in (select target from signposts where {one_line});
+        update signposts set target = {short} where {one_line};
+        """
+
+
+MIGRATIONS: list[Callable[[], str]] = [
+    _m1_corpus,
+    _m2_questions,
+    _m3_signposts,
+    _m4_question_cost,
+    _m5_issue_failures,
+    _m6_corpus_rules,
+    _m7_one_line_anchor,
+]
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL, with a busy timeout."""
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    conn.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("pragma journal_mode = wal")
+    conn.execute("pragma synchronous = normal")
+    conn.execute("pragma foreign_keys = on")
+    return conn
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("pragma user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> None:
+    """Apply the migrations this database has not had; StoreError if it is newer than the code."""
+    version = schema_version(conn)
+    if version > len(MIGRATIONS):
+        raise StoreError(
+            f"store {path} has schema {version}, newer than this Scout "
+            f"({len(MIGRATIONS)}): upgrade Scout"
+        )
+    for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+        # One script, its own transaction: executescript would commit any open one first,
+        # so the schema change and its version number land together or not at all.
+        try:
+            conn.executescript(
+                f"begin immediate;\n{migration()}\npragma user_version = {number};\ncommit;"
+            )
+        except sqlite3.Error:
+            if conn.in_transaction:
+                conn.execute("rollback")
+            raise
