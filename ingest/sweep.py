@@ -258,20 +258,7 @@ class Sweep:
             for ref in references
         ]
         self.summary.skipped["issue_failed_repeatedly"] += 1
-        self.summary.references += len(verdicts)
-        self.summary.rejected[Check.RESOLVES] += len(verdicts)
-        self.store.save_issue(
-            IssueRow(
-                issue.project,
-                issue.iid,
-                issue.web_url,
-                issue.updated_at,
-                tuple(v.reference for v in verdicts),
-            ),
-            verdicts,
-            {},
-            (scope, issue.updated_at),
-        )
+        self._save(issue, verdicts, (scope, issue.updated_at))
 
     def _notes_ahead(self, pool: ThreadPoolExecutor, issue: Issue) -> Future[list[Note]] | None:
         """Start fetching the notes of an issue the sweep will read; None if it will not."""
@@ -377,10 +364,15 @@ class Sweep:
                 )
             self.progress.advance("issues")
             return
-        verdicts = [future.result() for future in staged.judged]
         summary.issues_read += 1
         summary.notes_read += staged.notes
         summary.skipped.update(staged.extract_skipped)
+        self._save(issue, [future.result() for future in staged.judged], staged.cursor)
+        self.progress.advance("issues")
+
+    def _save(self, issue: Issue, verdicts: list[Verdict], cursor: tuple[str, str]) -> None:
+        """Count an issue's verdicts and store them with their passages, moving the cursor."""
+        summary = self.summary
         summary.references += len(verdicts)
         passages: dict[str, Sequence[PassageRecord]] = {}
         for verdict in verdicts:
@@ -400,9 +392,8 @@ class Sweep:
             ),
             verdicts,
             passages,
-            staged.cursor,
+            cursor,
         )
-        self.progress.advance("issues")
 
     # ------------------------------------------------------------------ re-validation
     def _moved(self, row: SignpostRow) -> bool:

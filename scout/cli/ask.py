@@ -8,11 +8,17 @@ import click
 
 from scout.answer import AnswerResult, render
 from scout.answer import ask as answer_question
-from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
+from scout.cli.runtime import (
+    Runtime,
+    emit,
+    json_option,
+    pass_runtime,
+    passages_option,
+    provider_option,
+)
 from scout.progress import Progress
-from scout.providers import REGISTRY, make_provider
+from scout.providers import make_provider
 from scout.providers.base import Metered, Provider, T, Task, run_metered
-from scout.retrieve import MAX_PASSAGES, MIN_PASSAGES
 
 
 class _Shown:
@@ -34,18 +40,8 @@ class _Shown:
 
 @click.command()
 @click.argument("question")
-@click.option(
-    "--passages",
-    type=click.IntRange(MIN_PASSAGES, MAX_PASSAGES),
-    default=None,
-    help=f"Passages to give the model, {MIN_PASSAGES}-{MAX_PASSAGES} (default: answer.passages).",
-)
-@click.option(
-    "--provider",
-    type=click.Choice(list(REGISTRY)),
-    default=None,
-    help="Who composes the answer (default: answer.provider). offline is not a model.",
-)
+@passages_option("--passages", "Passages to give the model")
+@provider_option("Who composes the answer (default: answer.provider). offline is not a model.")
 @json_option
 @pass_runtime
 def ask(

@@ -7,29 +7,25 @@ from pathlib import Path
 
 import click
 
-from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
+from scout.cli.runtime import (
+    Runtime,
+    emit,
+    json_option,
+    pass_runtime,
+    passages_option,
+    provider_option,
+)
 from scout.errors import UsageError
-from scout.providers import REGISTRY, make_provider
-from scout.retrieve import MAX_PASSAGES, MIN_PASSAGES
+from scout.providers import make_provider
 
 
 @click.command(name="eval")
 @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--provider",
-    type=click.Choice(list(REGISTRY)),
-    default=None,
-    help="Who composes the answers (default: answer.provider).",
-)
+@provider_option("Who composes the answers (default: answer.provider).")
 @click.option(
     "--model", default=None, help="Model for claude-local and anthropic (default: answer.model)."
 )
-@click.option(
-    "--passages",
-    type=click.IntRange(MIN_PASSAGES, MAX_PASSAGES),
-    default=None,
-    help=f"Passages per question, {MIN_PASSAGES}-{MAX_PASSAGES} (default: answer.passages).",
-)
+@passages_option("--passages", "Passages per question")
 @click.option(
     "--compare",
     nargs=2,

@@ -96,6 +96,25 @@ def _quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
 QUIET_HELP = "No progress display or progress lines on stderr (errors are still printed)."
 
 
+def passages_option(name: str, what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A passage-count option (``--passages``, ``--limit``) in the range retrieval accepts."""
+    from scout.retrieve import MAX_PASSAGES, MIN_PASSAGES
+
+    return click.option(
+        name,
+        type=click.IntRange(MIN_PASSAGES, MAX_PASSAGES),
+        default=None,
+        help=f"{what}, {MIN_PASSAGES}-{MAX_PASSAGES} (default: answer.passages).",
+    )
+
+
+def provider_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--provider``, one of the registered providers."""
+    from scout.providers import REGISTRY
+
+    return click.option("--provider", type=click.Choice(list(REGISTRY)), default=None, help=what)
+
+
 def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
     """The ``--json`` flag every command takes, with ``--config`` and ``--quiet`` accepted after
     the command as well as before it."""

@@ -10,8 +10,13 @@ from typing import Any
 
 import click
 
-from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
-from scout.retrieve import MAX_PASSAGES, MIN_PASSAGES
+from scout.cli.runtime import (
+    Runtime,
+    emit,
+    json_option,
+    pass_runtime,
+    passages_option,
+)
 from scout.store import PassageHit
 
 MAX_HEADING_CHARS = 60
@@ -19,12 +24,7 @@ MAX_HEADING_CHARS = 60
 
 @click.command()
 @click.argument("question")
-@click.option(
-    "--limit",
-    type=click.IntRange(MIN_PASSAGES, MAX_PASSAGES),
-    default=None,
-    help=f"Passages to list, {MIN_PASSAGES}-{MAX_PASSAGES} (default: answer.passages, as ask).",
-)
+@passages_option("--limit", "Passages to list, as ask would give the model")
 @json_option
 @pass_runtime
 def search(runtime: Runtime, question: str, limit: int | None, as_json: bool) -> None:
