@@ -41,6 +41,7 @@ from scout.forge.gitlab_graphql import (
     render,
 )
 from scout.forge.gitlab_http import MAX_THROTTLED
+from tests.fakes.issues import rounding_issue
 from tests.gitlab_server.graphql_api import MAX_COMPLEXITY
 from tests.gitlab_server.server import GitLabServer
 from tests.test_gitlab_paths import SCOUT, TOKEN, TOKEN_ENV, Served, run_scout, serve_demo, state
@@ -368,28 +369,17 @@ def _extend(served: Served) -> None:
     web = f"{served.server.url}/acme/ledger/-/issues"
     with issues.open("a", encoding="utf-8") as handle:
         for n in range(EXTRA):
-            record = {
-                "iid": 1000 + n,
-                "title": f"Rounding question {n}: how are FX rates rounded?",
-                "description": f"See src/ledger/rates.py#L{1 + n % 20} and !{1 + n % 4}.",
-                "state": "opened",
-                "created_at": "2026-03-01T00:00:00Z",
-                "updated_at": f"2026-03-{1 + n // 60:02d}T{n % 24:02d}:{n % 60:02d}:00Z",
-                "web_url": f"{web}/{1000 + n}",
-                "confidential": n == 3,
-                "notes": [
-                    {
-                        "id": 90_000 + n,
-                        "body": "Also docs/architecture.md",
-                        "internal": n % 25 == 0,
-                        "system": False,
-                        "created_at": "2026-03-01T00:00:00Z",
-                        "updated_at": "2026-03-01T00:00:00Z",
-                    }
-                ]
-                if n % 5 == 0
-                else [],
-            }
+            notes = [
+                {
+                    "id": 90_000 + n,
+                    "body": "Also docs/architecture.md",
+                    "internal": n % 25 == 0,
+                    "system": False,
+                    "created_at": "2026-03-01T00:00:00Z",
+                    "updated_at": "2026-03-01T00:00:00Z",
+                }
+            ]
+            record = rounding_issue(n, web, confidential=n == 3, notes=notes if n % 5 == 0 else [])
             handle.write(json.dumps(record) + "\n")
 
 

@@ -20,6 +20,7 @@ import pytest
 from scout.demo.builder import EstateBuilder
 from scout.demo.estate import build_demo_estate
 from tests.conftest import Result
+from tests.fakes.issues import rounding_issue
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 CANARY = "CANARY-7f3a9c-do-not-store"
@@ -84,16 +85,7 @@ def _busy_demo(directory: Path) -> Path:
     issues = directory / "estate" / "issues" / "acme" / "ledger.jsonl"
     with issues.open("a", encoding="utf-8") as handle:
         for n in range(EXTRA_ISSUES):
-            record = {
-                "iid": 1000 + n,
-                "title": f"Rounding question {n}: how are FX rates rounded?",
-                "description": f"See src/ledger/rates.py#L{1 + n % 20} and !{1 + n % 4}.",
-                "state": "opened",
-                "created_at": "2026-03-01T00:00:00Z",
-                "updated_at": f"2026-03-{1 + n // 60:02d}T{n % 24:02d}:{n % 60:02d}:00Z",
-                "web_url": f"https://gitlab.acme.example/acme/ledger/-/issues/{1000 + n}",
-                "notes": [],
-            }
+            record = rounding_issue(n, "https://gitlab.acme.example/acme/ledger/-/issues")
             handle.write(json.dumps(record) + "\n")
     return config
 

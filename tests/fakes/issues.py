@@ -1,0 +1,21 @@
+"""Many small estate issues for tests that need volume (commit points, GraphQL pages)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def rounding_issue(n: int, web: str, **extra: Any) -> dict[str, Any]:
+    """Issue ``1000 + n`` of acme/ledger: one line reference and one merge request each, with
+    ``updated_at`` spread over minutes and days so listings page through them in order."""
+    return {
+        "iid": 1000 + n,
+        "title": f"Rounding question {n}: how are FX rates rounded?",
+        "description": f"See src/ledger/rates.py#L{1 + n % 20} and !{1 + n % 4}.",
+        "state": "opened",
+        "created_at": "2026-03-01T00:00:00Z",
+        "updated_at": f"2026-03-{1 + n // 60:02d}T{n % 24:02d}:{n % 60:02d}:00Z",
+        "web_url": f"{web}/{1000 + n}",
+        "notes": [],
+        **extra,
+    }
