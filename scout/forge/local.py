@@ -52,13 +52,17 @@ class LocalForge:
     def _metadata(self) -> dict[str, Any]:
         target = self.estate / "estate.toml"
         try:
-            return tomllib.loads(target.read_text(encoding="utf-8"))
+            data = tomllib.loads(target.read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
             raise ForgeError(
                 "unreachable", f"no estate at {self.estate} (estate.toml missing)"
             ) from exc
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ForgeError("bad data", f"{target}: {exc}") from exc
+        problem = _estate_problem(data)
+        if problem is not None:
+            raise ForgeError("bad data", f"{target}: {problem}")
+        return data
 
     def _project(self, row: dict[str, Any], base: str) -> Project:
         path = str(row["path"]).strip("/")
@@ -362,3 +366,20 @@ def _at_or_after(value: object, after: str) -> bool:
 
 def _is_hex(text: str) -> bool:
     return 4 <= len(text) <= 64 and all(c in "0123456789abcdefABCDEF" for c in text)
+
+
+def _estate_problem(data: dict[str, Any]) -> str | None:
+    """What is wrong with the shape of an estate.toml, or None: the rest of this module reads
+    its values as the types checked here, so a wrong one is bad data (exit 5), never a crash."""
+    if not isinstance(data.get("url", ""), str):
+        return "`url` must be a string"
+    for table, key in (("project", "path"), ("merge_request", "project")):
+        rows = data.get(table, [])
+        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+            return f"`{table}` must be an array of tables ([[{table}]])"
+        for n, row in enumerate(rows, 1):
+            if not isinstance(row.get(key), str) or not row[key].strip("/"):
+                return f"[[{table}]] {n}: `{key}` must be a non-empty string"
+            if table == "merge_request" and not isinstance(row.get("iid"), int):
+                return f"[[{table}]] {n}: `iid` must be an integer"
+    return None

@@ -35,10 +35,18 @@ class Store(Corpus, SweepState, QuestionLog):
         path = Path(path)
         if not path.exists() and not create:
             raise StoreError(f"no index at {path}: run `scout index` first")
+        if not create and path.is_file() and path.stat().st_size == 0:
+            # An empty file is no index; opening it would turn it into an empty store that
+            # declines every question as "nothing matched".
+            raise StoreError(f"{path} holds no Scout index: run `scout index` first")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = connect(path)
             store = cls(conn, path)
+            if not create and schema_version(conn) == 0:
+                # a database that never held an index (some other SQLite file) is no index either
+                conn.close()
+                raise StoreError(f"{path} holds no Scout index: run `scout index` first")
             migrate(conn, path)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open store {path}: {exc}") from exc

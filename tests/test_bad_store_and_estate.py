@@ -1,0 +1,73 @@
+"""Bad input found late by the seams review: an empty file as the store, and an estate.toml whose
+values have the wrong types. Each is a one-line error with its documented exit code, never a
+traceback (exit 1) and never a quiet decline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Result
+from tests.fakes.corpus import write_config
+
+
+def test_an_empty_file_as_the_store_is_no_index(
+    tmp_path: Path, scout: Callable[..., Result]
+) -> None:
+    config = write_config(tmp_path)
+    (tmp_path / "scout.db").write_bytes(b"")
+    for command in (["ask", "How do I rotate keys?"], ["search", "rotate keys"], ["gaps"]):
+        done = scout(*command, config=config)
+        assert (done.code, done.stdout) == (4, ""), (command, done.stderr)
+        assert done.stderr == (
+            f"scout: {tmp_path / 'scout.db'} holds no Scout index: run `scout index` first\n"
+        )
+    # Nothing was written into the file the user pointed at.
+    assert (tmp_path / "scout.db").read_bytes() == b""
+
+
+def test_a_sqlite_file_that_never_held_an_index_is_no_index(
+    tmp_path: Path, scout: Callable[..., Result]
+) -> None:
+    import sqlite3
+
+    config = write_config(tmp_path)
+    with sqlite3.connect(tmp_path / "scout.db") as other:
+        other.execute("create table notes (body text)")
+    done = scout("ask", "How do I rotate keys?", config=config)
+    assert (done.code, done.stdout) == (4, ""), done.stderr
+    assert "holds no Scout index" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("estate", "problem"),
+    [
+        ('url = 5\n[[project]]\npath = "acme/a"\n', "`url` must be a string"),
+        (
+            "[[project]]\nvisibility = 'public'\n",
+            "[[project]] 1: `path` must be a non-empty string",
+        ),
+        ("project = 3\n", "`project` must be an array of tables ([[project]])"),
+        (
+            '[[project]]\npath = "acme/a"\n[[merge_request]]\nproject = "acme/a"\niid = "7"\n',
+            "[[merge_request]] 1: `iid` must be an integer",
+        ),
+    ],
+)
+def test_an_estate_toml_of_the_wrong_shape_is_bad_data(
+    tmp_path: Path, scout: Callable[..., Result], estate: str, problem: str
+) -> None:
+    root = tmp_path / "estate"
+    root.mkdir()
+    (root / "estate.toml").write_text(estate, encoding="utf-8")
+    config = tmp_path / "scout.toml"
+    config.write_text(
+        f'[forge]\nkind = "local"\nurl = "https://gitlab.acme.example"\npath = "{root}"\n'
+        'groups = ["acme"]\n\n[store]\npath = "scout.db"\n',
+        encoding="utf-8",
+    )
+    done = scout("index", config=config)
+    assert (done.code, done.stdout) == (5, ""), done.stderr
+    assert done.stderr == f"scout: forge bad data: {root / 'estate.toml'}: {problem}\n"
