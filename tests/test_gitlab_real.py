@@ -223,7 +223,7 @@ def test_retry_after_and_reset_windows_longer_than_the_budget_stop_the_run_at_on
     server: GitLabServer,
 ) -> None:
     # a self-managed instance with an hour-long window
-    server.rate_limits.add(1, window=3600.0, match="/projects/")
+    server.rate_limits.add(1, window=3600.0, match="/projects/", starting_now=True)
     gl = forge(server, rate_wait_budget=30.0)
     gl.project("acme/docs")
     started = time.monotonic()
@@ -247,7 +247,7 @@ def test_a_sweep_throttled_past_its_budget_stops_at_once_with_exit_5_and_resumes
     config = served.config("budget")
     assert invoke(config, "index").code == 0
     # an hour-long window: waiting it out would exceed the run's 15-minute budget
-    served.server.rate_limits.add(1, window=3600.0, match="/issues")
+    served.server.rate_limits.add(1, window=3600.0, match="/issues", starting_now=True)
     started = time.monotonic()
     done = invoke(config, "sweep")
     assert time.monotonic() - started < 10

@@ -76,6 +76,10 @@ class RateRule:
     headers: bool
     per_project: bool
     advertise: bool
+    # Where windows start: 0 aligns them on the epoch, as Rack::Attack's fixed windows are; a test
+    # that needs a whole window ahead of it (an hour-long one, say) starts one now, so it does not
+    # depend on the minute of the hour it happens to run in.
+    origin: float = 0.0
     counts: Counter[tuple[Any, ...]] = field(default_factory=Counter)
 
 
@@ -96,6 +100,7 @@ class RateLimits:
         headers: bool = True,
         per_project: bool = False,
         advertise: bool = False,
+        starting_now: bool = False,
     ) -> None:
         rule = RateRule(
             limit,
@@ -104,6 +109,7 @@ class RateLimits:
             headers,
             per_project,
             advertise,
+            origin=time.time() if starting_now else 0.0,
         )
         with self._lock:
             self._rules.append(rule)
@@ -120,12 +126,12 @@ class RateLimits:
             for rule in self._rules:
                 if rule.match is not None and not rule.match.search(path):
                     continue
-                period = math.floor(now / rule.window)
+                period = math.floor((now - rule.origin) / rule.window)
                 found = _PROJECT.match(path)
                 key = (period, found.group(1).lower() if rule.per_project and found else None)
                 rule.counts[key] += 1
                 observed = rule.counts[key]
-                reset = (period + 1) * rule.window
+                reset = rule.origin + (period + 1) * rule.window
                 described = {
                     "RateLimit-Name": "throttle_scout_test",
                     "RateLimit-Limit": str(rule.limit),
