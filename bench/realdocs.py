@@ -111,19 +111,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             code, "recall", str(work / "dev" / f"{name}.db"),
             str(realdocs / "questions.json"), str(realdocs / "recall.py"),
         )  # fmt: skip
-    big = work / "big.db"
-    log(f"replicating {args.copies}x")
-    result["replicated"] = child(
-        ROOT, "replicate", str(work / "dev" / "now.db"), str(big), str(args.copies)
-    )
     asked = questions(realdocs, work / "dev" / "now.db", args.questions)
     qfile = work / "questions.json"
     qfile.write_text(json.dumps(asked), encoding="utf-8")
-    big_config = work / "big.toml"
-    big_config.write_text(config_text.replace(str(work / "dev" / "scout.db"), str(big))
-                          .replace('"scout.db"', f'"{big}"'), encoding="utf-8")  # fmt: skip
     for name, code in versions.items():
-        log(f"{name}: retrieval at {result['replicated']['passages']} passages")
+        # Each version replicates its own index with its own code: a store carries its schema
+        # version, and an older Scout refuses a newer one.
+        big = work / f"big-{name}.db"
+        log(f"{name}: replicating {args.copies}x")
+        replicated = child(code, "replicate", str(work / "dev" / f"{name}.db"), str(big),
+                           str(args.copies))  # fmt: skip
+        result.setdefault("replicated", replicated)
+        result[f"replicated_{name}"] = replicated
+        big_config = work / f"big-{name}.toml"
+        big_config.write_text(config_text.replace(str(work / "dev" / "scout.db"), str(big))
+                              .replace('"scout.db"', f'"{big}"'), encoding="utf-8")  # fmt: skip
+        log(f"{name}: retrieval at {replicated['passages']} passages")
         result[f"retrieval_{name}"] = child(
             code, "retrieval", str(big), str(qfile), str(args.repeat)
         )
