@@ -397,7 +397,7 @@ def test_ask_logs_tokens_and_cost_and_gaps_totals_them(
             "passages",
         }
     with Store.open(tmp_path / "scout.db") as store:
-        logged = [(q["input_tokens"], q["output_tokens"], q["usd"]) for q in store.questions()]
+        logged = [(q.input_tokens, q.output_tokens, q.usd) for q in store.questions()]
     assert logged == [(10, 5, 0.001), (0, 0, 0.0)]
     gaps = runner.invoke(cli, ["--config", str(config), "gaps"])
     assert gaps.stdout.splitlines()[-1] == (
