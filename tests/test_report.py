@@ -19,7 +19,7 @@ from scout.cli.main import cli
 from scout.demo.estate import build_demo_estate
 from scout.gaps import AnsweringCost
 from scout.report import Report, render_html
-from scout.store import Store
+from scout.store import Store, SweepStatus
 from signposts.audit import rejections
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
@@ -138,7 +138,7 @@ def _hostile_report() -> Report:
                 "signpost_passages": 0,
             }
         ],
-        sweep={"cursors": {evil: evil}, "issues": 1, "last_read_at": evil, "last_checked_at": None},
+        sweep=SweepStatus(cursors={evil: evil}, issues=1, last_read_at=evil, last_checked_at=None),
         answering=AnsweringCost(evil, 1, 0, 0, 0, 0.0, 0),
     )
 

@@ -268,7 +268,7 @@ def _index(report: Report) -> str:
     ]
     cursors = "".join(
         f"<li><code>{_e(scope)}</code>: issues updated up to {_e(value)}</li>"
-        for scope, value in sweep["cursors"].items()
+        for scope, value in sweep.cursors.items()
     )
     return (
         f"<p>{_count('projects-total', len(report.projects))} project(s) indexed.</p>"
@@ -286,11 +286,11 @@ def _index(report: Report) -> str:
             numeric=(5, 6),
         )
         + "<h3>Last sweep</h3>"
-        + f"<p>{_count('issues-known', sweep['issues'])} issue(s) read by the sweep, "
+        + f"<p>{_count('issues-known', sweep.issues)} issue(s) read by the sweep, "
         + f"{_count('sweep-issues-with-signposts', with_signposts)} of them with signposts "
         + "(issues of private or excluded projects are read for their cursor only); last read "
-        f"{_e(sweep['last_read_at'] or 'never')}; "
-        f"last verdict {_e(sweep['last_checked_at'] or 'never')}.</p>"
+        f"{_e(sweep.last_read_at or 'never')}; "
+        f"last verdict {_e(sweep.last_checked_at or 'never')}.</p>"
         + (f"<ul>{cursors}</ul>" if cursors else "<p>No sweep has run yet.</p>")
     )
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scout.gaps import AnsweringCost, answering_cost, gaps
-from scout.store import Store, now
+from scout.store import Store, SweepStatus, now
 
 MAX_GAPS = 50  # the head of the backlog is what a maintainer acts on
 
@@ -24,7 +24,7 @@ class Report:
     rejections: list[dict[str, Any]]  # signposts.audit.rejections()
     target_links: dict[str, str]  # accepted target key -> a permalink of its first passage
     projects: list[dict[str, Any]]
-    sweep: dict[str, Any]  # Store.sweep_state()
+    sweep: SweepStatus
     answering: AnsweringCost  # every logged question: tokens and dollars
     # signposts.audit.rejections(status="withdrawn")
     withdrawals: list[dict[str, Any]] = field(default_factory=list)

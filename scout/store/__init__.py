@@ -23,6 +23,7 @@ from scout.store.records import (
     ProjectRow,
     QuestionRow,
     SignpostRow,
+    SweepStatus,
 )
 from scout.store.schema import BUSY_TIMEOUT_MS, MIGRATIONS, connect, migrate, schema_version
 from scout.store.sweep import SweepState
@@ -83,5 +84,6 @@ __all__ = [
     "QuestionRow",
     "SignpostRow",
     "Store",
+    "SweepStatus",
     "now",
 ]

@@ -167,6 +167,25 @@ class QuestionRow:
     usd: float | None
 
 
+@dataclass(frozen=True)
+class SweepStatus:
+    """Where the sweep stands: its cursors (scope -> issues updated up to), issues known, when it
+    last read an issue and last judged a signpost."""
+
+    cursors: dict[str, str]
+    issues: int
+    last_read_at: str | None
+    last_checked_at: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cursors": dict(self.cursors),
+            "issues": self.issues,
+            "last_read_at": self.last_read_at,
+            "last_checked_at": self.last_checked_at,
+        }
+
+
 def field_names(record: type[Any]) -> tuple[str, ...]:
     """The fields of a record type, in order: the columns it is read from."""
     return tuple(f.name for f in fields(record))
