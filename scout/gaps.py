@@ -7,7 +7,7 @@ Answered questions never appear.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +15,7 @@ from scout import timefmt
 from scout.errors import UsageError
 from scout.retrieve import stem, words
 from scout.safe_text import printable
-from scout.store import Store
+from scout.store import QuestionRow, Store
 
 
 def normalise(question: str) -> tuple[str, ...]:
@@ -43,28 +43,28 @@ class GapGroup:
         }
 
 
-def group(rows: Iterable[Mapping[str, Any]]) -> list[GapGroup]:
-    """Group declined rows (``asked_at``, ``question``, ``outcome``, ``reason``); rank them."""
-    buckets: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
+def group(rows: Iterable[QuestionRow]) -> list[GapGroup]:
+    """Group declined rows (by ``asked_at``, ``question``, ``outcome``, ``reason``); rank them."""
+    buckets: dict[tuple[str, ...], list[QuestionRow]] = {}
     for row in rows:
-        if row["outcome"] != "declined":
+        if row.outcome != "declined":
             continue
-        buckets.setdefault(normalise(row["question"]), []).append(row)
+        buckets.setdefault(normalise(row.question), []).append(row)
     groups = []
     for members in buckets.values():
-        members = sorted(members, key=lambda r: r["asked_at"])  # stable: log order breaks ties
+        members = sorted(members, key=lambda r: r.asked_at)  # stable: log order breaks ties
         tally: dict[str, int] = {}
         for row in members:
-            if row.get("reason"):
-                tally[row["reason"]] = tally.get(row["reason"], 0) + 1
+            if row.reason:
+                tally[row.reason] = tally.get(row.reason, 0) + 1
         reasons = sorted(tally, key=lambda r: -tally[r])
         groups.append(
             GapGroup(
-                question=members[-1]["question"],
+                question=members[-1].question,
                 count=len(members),
                 reasons=tuple(reasons),
-                first_seen=members[0]["asked_at"],
-                last_seen=members[-1]["asked_at"],
+                first_seen=members[0].asked_at,
+                last_seen=members[-1].asked_at,
             )
         )
     groups.sort(key=lambda g: g.last_seen, reverse=True)
@@ -130,11 +130,11 @@ def answering_cost(store: Store, *, since: str | None = None) -> AnsweringCost:
     return AnsweringCost(
         since=start,
         questions=len(rows),
-        answered=sum(r["outcome"] == "answered" for r in rows),
-        input_tokens=sum(r["input_tokens"] for r in rows),
-        output_tokens=sum(r["output_tokens"] for r in rows),
-        usd=sum(r["usd"] for r in rows if r["usd"] is not None),
-        unpriced=sum(r["usd"] is None for r in rows),
+        answered=sum(r.outcome == "answered" for r in rows),
+        input_tokens=sum(r.input_tokens for r in rows),
+        output_tokens=sum(r.output_tokens for r in rows),
+        usd=sum(r.usd for r in rows if r.usd is not None),
+        unpriced=sum(r.usd is None for r in rows),
     )
 
 

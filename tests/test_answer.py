@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -143,15 +144,13 @@ def test_every_outcome_is_logged_without_passage_or_answer_text(store: Store) ->
     ask("rotate backups", store=store, provider=provider, provider_name="scripted")
     ask("weather", store=store, provider=provider, provider_name="scripted")
     rows = store.questions()
-    assert [
-        (r["question"], r["outcome"], r["reason"], r["provider"], r["passages"]) for r in rows
-    ] == [
+    assert [(r.question, r.outcome, r.reason, r.provider, r.passages) for r in rows] == [
         ("rotate keys", "answered", None, "scripted", 1),
         ("rotate backups", "declined", "cited nothing", "scripted", 2),
         ("weather", "declined", "nothing matched", "scripted", 0),
     ]
-    assert all(isinstance(r["latency_ms"], int) and r["latency_ms"] >= 0 for r in rows)
-    assert not any("vault" in str(value) for r in rows for value in r.values())
+    assert all(isinstance(r.latency_ms, int) and r.latency_ms >= 0 for r in rows)
+    assert not any("vault" in str(value) for r in rows for value in astuple(r))
 
 
 def test_provider_failure_raises_and_logs_nothing(store: Store) -> None:

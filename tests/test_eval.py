@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 
 from scout.cli.main import cli
-from scout.demo.run import render as render_demo
 from scout.evaluation.evalfile import Band
 from scout.evaluation.figures import Row, floor_loss, percentile
 from scout.providers.base import Usage
@@ -303,7 +302,9 @@ def test_the_demo_prints_its_eval_summary_offline(
     assert strip(again.json()) == strip(evaluation)
     with Store.open(tmp_path / "demo" / "scout.db") as store:
         assert len(store.questions()) == logged
-    text = render_demo(demo.json()).splitlines()
+    shown = scout("demo", "--dir", str(tmp_path / "shown"))
+    assert shown.code == 0, shown.stderr
+    text = shown.stdout.splitlines()
     at = text.index("Eval (eval.toml, offline provider):")
     assert text[at + 1].startswith(
         f"  {sum(b['correct'] for b in evaluation['bands'].values())} of"
@@ -397,7 +398,7 @@ def test_ask_logs_tokens_and_cost_and_gaps_totals_them(
             "passages",
         }
     with Store.open(tmp_path / "scout.db") as store:
-        logged = [(q["input_tokens"], q["output_tokens"], q["usd"]) for q in store.questions()]
+        logged = [(q.input_tokens, q.output_tokens, q.usd) for q in store.questions()]
     assert logged == [(10, 5, 0.001), (0, 0, 0.0)]
     gaps = runner.invoke(cli, ["--config", str(config), "gaps"])
     assert gaps.stdout.splitlines()[-1] == (

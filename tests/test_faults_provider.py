@@ -57,7 +57,7 @@ def _ask(config: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 def _logged(directory: Path) -> list[str]:
     with Store.open(directory / "scout.db") as store:
-        return [q["outcome"] for q in store.questions()]
+        return [q.outcome for q in store.questions()]
 
 
 @pytest.fixture

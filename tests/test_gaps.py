@@ -8,13 +8,24 @@ import pytest
 
 from scout.errors import UsageError
 from scout.gaps import GapGroup, gaps, group, normalise, parse_since, render
-from scout.store import Store
+from scout.store import QuestionRow, Store
 
 
 def row(
     asked_at: str, question: str, outcome: str = "declined", reason: str | None = "nothing matched"
-) -> dict[str, str | None]:
-    return {"asked_at": asked_at, "question": question, "outcome": outcome, "reason": reason}
+) -> QuestionRow:
+    return QuestionRow(
+        asked_at=asked_at,
+        question=question,
+        outcome=outcome,
+        reason=reason,
+        provider="offline",
+        passages=0,
+        latency_ms=0,
+        input_tokens=0,
+        output_tokens=0,
+        usd=0.0,
+    )
 
 
 @pytest.mark.parametrize(

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 
 from scout.cli.main import cli
 from scout.demo.estate import build_demo_estate
-from scout.gaps import AnsweringCost
-from scout.report import Report, render_html
-from scout.store import Store
+from scout.gaps import AnsweringCost, GapGroup
+from scout.report import ProjectSummary, Report, render_html
+from scout.store import Store, SweepStatus
 from signposts.audit import rejections
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
@@ -80,15 +80,7 @@ def _hostile_report() -> Report:
     evil = '"><script>alert(1)</script><a href="'
     return Report(
         generated_at=evil,
-        gaps=[
-            {
-                "question": evil,
-                "count": 1,
-                "reasons": [evil],
-                "first_seen": evil,
-                "last_seen": evil,
-            }
-        ],
+        gaps=[GapGroup(question=evil, count=1, reasons=(evil,), first_seen=evil, last_seen=evil)],
         gaps_total=1,
         summary={
             "total": 1,
@@ -127,18 +119,18 @@ def _hostile_report() -> Report:
         ],
         target_links={},
         projects=[
-            {
-                "path": evil,
-                "visibility": evil,
-                "default_branch": evil,
-                "web_url": "javascript:alert(1)",
-                "indexed_sha": evil,
-                "indexed_at": evil,
-                "passages": 1,
-                "signpost_passages": 0,
-            }
+            ProjectSummary(
+                path=evil,
+                visibility=evil,
+                default_branch=evil,
+                web_url="javascript:alert(1)",
+                indexed_sha=evil,
+                indexed_at=evil,
+                passages=1,
+                signpost_passages=0,
+            )
         ],
-        sweep={"cursors": {evil: evil}, "issues": 1, "last_read_at": evil, "last_checked_at": None},
+        sweep=SweepStatus(cursors={evil: evil}, issues=1, last_read_at=evil, last_checked_at=None),
         answering=AnsweringCost(evil, 1, 0, 0, 0, 0.0, 0),
     )
 

@@ -171,7 +171,13 @@ def test_one_line_file_targets_written_as_a_range_are_rewritten(tmp_path: Path) 
 def test_the_record_types_name_the_columns_they_are_read_from(tmp_path: Path) -> None:
     # Rows are mapped by name from column lists derived from the records: a field the schema
     # lacks (or a column renamed) must fail here, not shift values into the wrong fields.
-    from scout.store.records import ISSUE_FIELDS, PASSAGE_FIELDS, PROJECT_FIELDS, SIGNPOST_FIELDS
+    from scout.store.records import (
+        ISSUE_FIELDS,
+        PASSAGE_FIELDS,
+        PROJECT_FIELDS,
+        QUESTION_FIELDS,
+        SIGNPOST_FIELDS,
+    )
 
     Store.open(tmp_path / "s.db", create=True).close()
     db = sqlite3.connect(tmp_path / "s.db")
@@ -183,4 +189,15 @@ def test_the_record_types_name_the_columns_they_are_read_from(tmp_path: Path) ->
     assert list(PASSAGE_FIELDS) == columns("passages")[1:]  # all but the row id
     assert list(PROJECT_FIELDS) == columns("projects")
     assert list(ISSUE_FIELDS) == columns("issues")[:5]  # read_at is the store's own
+    assert list(QUESTION_FIELDS) == columns("questions")[1:]  # all but the row id
     db.close()
+
+
+def test_the_sweep_status_of_a_new_store_serialises_as_before(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.db", create=True) as store:
+        assert store.sweep_state().to_json() == {
+            "cursors": {},
+            "issues": 0,
+            "last_read_at": None,
+            "last_checked_at": None,
+        }

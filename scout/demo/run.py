@@ -12,10 +12,13 @@ import sys
 from collections import Counter
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scout.config import load_config
 from scout.errors import UsageError
+
+if TYPE_CHECKING:
+    from scout.evaluation.figures import EvalReport
 
 MARKER = ".scout-demo"
 # Package data, not a file of the source tree: `scout demo` must work from an installed wheel.
@@ -100,11 +103,11 @@ def run_demo(directory: Path) -> dict[str, Any]:
         "sweep": swept,
         "answers": answers,
         "audit": audit,
-        "eval": evaluation.to_json(),
+        "eval": evaluation,  # an EvalReport: serialised at the edge (--json) by its to_json()
     }
 
 
-def _evaluate(store: Any, provider: Any, passages: int) -> Any:
+def _evaluate(store: Any, provider: Any, passages: int) -> EvalReport:
     """The demo's own eval file through the answer path, offline (not logged as questions)."""
     from scout.evaluation.evalfile import load
     from scout.evaluation.runner import run_eval

@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from scout.evaluation.compare import Comparison
-from scout.evaluation.figures import EvalReport
+from scout.evaluation.evalfile import Band
+from scout.evaluation.figures import (
+    EvalReport,
+    bands,
+    citations,
+    cost,
+    floor_loss,
+    latency,
+    recall,
+)
 
 
 def _number(value: Any) -> str:
@@ -24,24 +33,26 @@ def _share(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 
 
-def summary(doc: dict[str, Any]) -> list[str]:
-    """The few lines that say how a run went, from its JSON document (``scout demo`` prints
-    these)."""
-    total = sum(b["correct"] for b in doc["bands"].values())
-    cites, floor, cost = doc["citations"], doc["floor"], doc["cost"]
+def summary(report: EvalReport) -> list[str]:
+    """The few lines that say how a run went (``scout demo`` prints these)."""
+    rows = report.rows
+    by_band = bands(rows)
+    total = sum(b["correct"] for b in by_band.values())
+    cites, retrieval = citations(rows), recall(rows, report.k)
+    spent, latency_ms = cost(rows), latency(rows)
     return [
-        f"{total} of {doc['questions']} correct: "
-        + ", ".join(f"{name} {b['correct']}/{b['n']}" for name, b in doc["bands"].items()),
+        f"{total} of {len(rows)} correct: "
+        + ", ".join(f"{name} {b['correct']}/{b['n']}" for name, b in by_band.items()),
         f"citation precision {_share(cites['precision'])} ({cites['precise']} of "
         f"{cites['answers']} answers cite only expected sources); "
-        f"recall@{doc['retrieval']['k']} {_share(doc['retrieval']['recall_at_k'])}",
+        f"recall@{retrieval['k']} {_share(retrieval['recall_at_k'])}",
         "a score floor keeping out 90% of unanswerable questions would lose "
-        f"{_share(floor['answerable_lost_at_floor_keeping_out_90pct_unanswerable'])} of the "
+        f"{_share(floor_loss(rows, Band.UNANSWERABLE))} of the "
         "answerable ones (keeping out 90% of covered ones: "
-        f"{_share(floor['answerable_lost_at_floor_keeping_out_90pct_covered'])})",
-        f"cost {cost['input_tokens']} input + {cost['output_tokens']} output tokens, "
-        f"{_usd(cost['usd'])} ({_usd(cost['usd_per_question'])} a question); "
-        f"latency p50 {doc['latency_ms']['p50']} ms, p95 {doc['latency_ms']['p95']} ms",
+        f"{_share(floor_loss(rows, Band.COVERED))})",
+        f"cost {spent['input_tokens']} input + {spent['output_tokens']} output tokens, "
+        f"{_usd(spent['usd'])} ({_usd(spent['usd_per_question'])} a question); "
+        f"latency p50 {latency_ms['p50']} ms, p95 {latency_ms['p95']} ms",
     ]
 
 
@@ -58,7 +69,7 @@ def render(report: EvalReport) -> str:
         lines.append(
             f"{name:<14}{b['n']:>5}{b['answered']:>10}{b['declined']:>10}{b['correct']:>9}"
         )
-    lines += ["", *summary(doc), ""]
+    lines += ["", *summary(report), ""]
     lines.append(f"{'':4}{'band':<14}{'outcome':<10}{'score':>8}  question (cited)")
     for row in doc["rows"]:
         mark = "ok" if row["correct"] else "--"

@@ -4,6 +4,6 @@ renders it; every piece of text on the page is escaped, because most of it is un
 """
 
 from scout.report.html import render_html
-from scout.report.model import Report, collect
+from scout.report.model import ProjectSummary, Report, collect
 
-__all__ = ["Report", "collect", "render_html"]
+__all__ = ["ProjectSummary", "Report", "collect", "render_html"]

@@ -85,11 +85,11 @@ def _gaps(report: Report) -> str:
         return cost + "<p>No declined questions.</p>"
     rows = [
         [
-            _count(f"gap-{n}-count", g["count"]),
-            _e(g["question"]),
-            "<br>".join(_e(r) for r in g["reasons"]) or "-",
-            _e(g["first_seen"]),
-            _e(g["last_seen"]),
+            _count(f"gap-{n}-count", g.count),
+            _e(g.question),
+            "<br>".join(_e(r) for r in g.reasons) or "-",
+            _e(g.first_seen),
+            _e(g.last_seen),
         ]
         for n, g in enumerate(report.gaps, start=1)
     ]
@@ -250,25 +250,25 @@ def _index(report: Report) -> str:
     with_signposts = report.summary.get("all_rejected_issues", {}).get("of", 0)
     rows = [
         [
-            _link(p["web_url"], p["path"]),
-            _e(p["visibility"]),
-            _e(p["default_branch"] or "-"),
+            _link(p.web_url, p.path),
+            _e(p.visibility),
+            _e(p.default_branch or "-"),
             "<code>"
             + (
-                _link(f"{p['web_url']}/-/tree/{p['indexed_sha']}", p["indexed_sha"][:12])
-                if p["indexed_sha"]
+                _link(f"{p.web_url}/-/tree/{p.indexed_sha}", p.indexed_sha[:12])
+                if p.indexed_sha
                 else "-"
             )
             + "</code>",
-            _e(p["indexed_at"] or "-"),
-            _count(f"passages-{p['path']}", p["passages"]),
-            str(int(p["signpost_passages"])),
+            _e(p.indexed_at or "-"),
+            _count(f"passages-{p.path}", p.passages),
+            str(int(p.signpost_passages)),
         ]
         for p in report.projects
     ]
     cursors = "".join(
         f"<li><code>{_e(scope)}</code>: issues updated up to {_e(value)}</li>"
-        for scope, value in sweep["cursors"].items()
+        for scope, value in sweep.cursors.items()
     )
     return (
         f"<p>{_count('projects-total', len(report.projects))} project(s) indexed.</p>"
@@ -286,11 +286,11 @@ def _index(report: Report) -> str:
             numeric=(5, 6),
         )
         + "<h3>Last sweep</h3>"
-        + f"<p>{_count('issues-known', sweep['issues'])} issue(s) read by the sweep, "
+        + f"<p>{_count('issues-known', sweep.issues)} issue(s) read by the sweep, "
         + f"{_count('sweep-issues-with-signposts', with_signposts)} of them with signposts "
         + "(issues of private or excluded projects are read for their cursor only); last read "
-        f"{_e(sweep['last_read_at'] or 'never')}; "
-        f"last verdict {_e(sweep['last_checked_at'] or 'never')}.</p>"
+        f"{_e(sweep.last_read_at or 'never')}; "
+        f"last verdict {_e(sweep.last_checked_at or 'never')}.</p>"
         + (f"<ul>{cursors}</ul>" if cursors else "<p>No sweep has run yet.</p>")
     )
 

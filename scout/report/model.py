@@ -1,4 +1,4 @@
-"""What the report shows, gathered from the store into plain JSON-able values.
+"""What the report shows, gathered from the store into typed records.
 
 The signpost audit is passed in already summarised (``scout/`` does not import ``signposts/``:
 the CLI computes it with :mod:`signposts.audit`), so this module only reads the store.
@@ -9,22 +9,36 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from scout.gaps import AnsweringCost, answering_cost, gaps
-from scout.store import Store, now
+from scout.gaps import AnsweringCost, GapGroup, answering_cost, gaps
+from scout.store import Store, SweepStatus, now
 
 MAX_GAPS = 50  # the head of the backlog is what a maintainer acts on
 
 
 @dataclass(frozen=True)
+class ProjectSummary:
+    """One indexed project as the report lists it, with its passage counts by source."""
+
+    path: str
+    visibility: str
+    default_branch: str | None
+    web_url: str
+    indexed_sha: str | None
+    indexed_at: str | None
+    passages: int  # from the corpus
+    signpost_passages: int  # from signpost targets
+
+
+@dataclass(frozen=True)
 class Report:
     generated_at: str
-    gaps: list[dict[str, Any]]  # GapGroup.to_json(), ranked
+    gaps: list[GapGroup]  # ranked, the head of the backlog
     gaps_total: int
     summary: dict[str, Any]  # signposts.audit.Summary.to_json()
     rejections: list[dict[str, Any]]  # signposts.audit.rejections()
     target_links: dict[str, str]  # accepted target key -> a permalink of its first passage
-    projects: list[dict[str, Any]]
-    sweep: dict[str, Any]  # Store.sweep_state()
+    projects: list[ProjectSummary]
+    sweep: SweepStatus
     answering: AnsweringCost  # every logged question: tokens and dollars
     # signposts.audit.rejections(status="withdrawn")
     withdrawals: list[dict[str, Any]] = field(default_factory=list)
@@ -42,16 +56,16 @@ def collect(
     backlog = gaps(store)
     counts = store.passage_counts()
     projects = [
-        {
-            "path": p.path,
-            "visibility": p.visibility,
-            "default_branch": p.default_branch,
-            "web_url": p.web_url,
-            "indexed_sha": p.indexed_sha,
-            "indexed_at": p.indexed_at,
-            "passages": counts.get(p.path, {}).get("corpus", 0),
-            "signpost_passages": counts.get(p.path, {}).get("signpost", 0),
-        }
+        ProjectSummary(
+            path=p.path,
+            visibility=p.visibility,
+            default_branch=p.default_branch,
+            web_url=p.web_url,
+            indexed_sha=p.indexed_sha,
+            indexed_at=p.indexed_at,
+            passages=counts.get(p.path, {}).get("corpus", 0),
+            signpost_passages=counts.get(p.path, {}).get("signpost", 0),
+        )
         for p in store.projects().values()
     ]
     links = {}
@@ -61,7 +75,7 @@ def collect(
             links[target["target"]] = passages[0].url
     return Report(
         generated_at=now(),
-        gaps=[g.to_json() for g in backlog[:MAX_GAPS]],
+        gaps=backlog[:MAX_GAPS],
         gaps_total=len(backlog),
         summary=summary,
         rejections=rejections,

@@ -16,7 +16,15 @@ from scout import timefmt
 from scout.errors import StoreError
 from scout.store.corpus import Corpus
 from scout.store.questions import QuestionLog
-from scout.store.records import IssueRow, PassageHit, PassageRecord, ProjectRow, SignpostRow
+from scout.store.records import (
+    IssueRow,
+    PassageHit,
+    PassageRecord,
+    ProjectRow,
+    QuestionRow,
+    SignpostRow,
+    SweepStatus,
+)
 from scout.store.schema import BUSY_TIMEOUT_MS, MIGRATIONS, connect, migrate, schema_version
 from scout.store.sweep import SweepState
 
@@ -73,7 +81,9 @@ __all__ = [
     "PassageHit",
     "PassageRecord",
     "ProjectRow",
+    "QuestionRow",
     "SignpostRow",
     "Store",
+    "SweepStatus",
     "now",
 ]

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from scout import timefmt
 from scout.store.base import Connected
+from scout.store.records import QUESTION_COLUMNS, QUESTION_FIELDS, QuestionRow, by_name
 
 
 class QuestionLog(Connected):
@@ -46,7 +45,7 @@ class QuestionLog(Connected):
 
     def questions(
         self, *, outcome: str | None = None, since: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[QuestionRow]:
         clauses, args = [], []
         if outcome:
             clauses.append("outcome = ?")
@@ -56,11 +55,8 @@ class QuestionLog(Connected):
             args.append(since)
         where = f"where {' and '.join(clauses)}" if clauses else ""
         cursor = self._db.execute(
-            "select asked_at, question, outcome, reason, provider, passages, latency_ms, "
-            f"input_tokens, output_tokens, usd from questions {where} order by asked_at, id",
-            args,
+            f"select {QUESTION_COLUMNS} from questions {where} order by asked_at, id", args
         )
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        return [QuestionRow(**by_name(QUESTION_FIELDS, row)) for row in cursor.fetchall()]
 
     # audit reads

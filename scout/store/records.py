@@ -151,6 +151,41 @@ class SignpostRow:
         }
 
 
+@dataclass(frozen=True)
+class QuestionRow:
+    """A logged question's outcome (never passage text), as the gap backlog and costs read it."""
+
+    asked_at: str
+    question: str
+    outcome: str
+    reason: str | None
+    provider: str
+    passages: int
+    latency_ms: int
+    input_tokens: int
+    output_tokens: int
+    usd: float | None
+
+
+@dataclass(frozen=True)
+class SweepStatus:
+    """Where the sweep stands: its cursors (scope -> issues updated up to), issues known, when it
+    last read an issue and last judged a signpost."""
+
+    cursors: dict[str, str]
+    issues: int
+    last_read_at: str | None
+    last_checked_at: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cursors": dict(self.cursors),
+            "issues": self.issues,
+            "last_read_at": self.last_read_at,
+            "last_checked_at": self.last_checked_at,
+        }
+
+
 def field_names(record: type[Any]) -> tuple[str, ...]:
     """The fields of a record type, in order: the columns it is read from."""
     return tuple(f.name for f in fields(record))
@@ -169,6 +204,8 @@ ISSUE_FIELDS = field_names(IssueRow)
 ISSUE_COLUMNS = ", ".join(ISSUE_FIELDS)
 SIGNPOST_FIELDS = field_names(SignpostRow)
 SIGNPOST_COLUMNS = ", ".join(SIGNPOST_FIELDS)
+QUESTION_FIELDS = field_names(QuestionRow)
+QUESTION_COLUMNS = ", ".join(QUESTION_FIELDS)
 
 
 def passage_from_row(row: sqlite3.Row | Sequence[Any]) -> PassageRecord:

@@ -16,6 +16,7 @@ from scout.store.records import (
     IssueRow,
     PassageRecord,
     SignpostRow,
+    SweepStatus,
     by_name,
     passage_from_row,
 )
@@ -257,14 +258,14 @@ class SweepState(Connected):
         ).fetchall()
         return [passage_from_row(row) for row in rows]
 
-    def sweep_state(self) -> dict[str, Any]:
+    def sweep_state(self) -> SweepStatus:
         """Where the sweep stands: its cursors, issues known, when it last read and judged."""
         issues, last_read = self._db.execute("select count(*), max(read_at) from issues").fetchone()
         last_check = self._db.execute("select max(checked_at) from signposts").fetchone()[0]
         cursors = self._db.execute("select scope, value from cursors order by scope").fetchall()
-        return {
-            "cursors": {scope: value for scope, value in cursors},
-            "issues": int(issues),
-            "last_read_at": last_read,
-            "last_checked_at": last_check,
-        }
+        return SweepStatus(
+            cursors={scope: value for scope, value in cursors},
+            issues=int(issues),
+            last_read_at=last_read,
+            last_checked_at=last_check,
+        )
