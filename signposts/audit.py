@@ -13,16 +13,23 @@ so one stale link pointed at from many issues is one row, not many.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import shlex
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
 from urllib.parse import quote
 
+from scout.audit_records import (
+    AcceptedTarget,
+    AllRejected,
+    GroupedVerdict,
+    IssueCount,
+    ReasonCount,
+    RejectedTarget,
+    RejectionGroup,
+    Summary,
+)
 from scout.safe_text import printable
 from scout.store import SignpostRow
 from scout.verdict import Check, Kind, Status
@@ -58,74 +65,6 @@ def state(row: SignpostRow) -> str:
     """``accepted``, ``rejected`` (failed when first judged) or ``withdrawn`` (accepted, then
     failed on re-validation: stored as rejected with a ``withdrawn_at``)."""
     return str(row.state)
-
-
-@dataclass(frozen=True)
-class ReasonCount:
-    check: str
-    reason: str  # the reason's class (see reason_class)
-    count: int
-
-
-@dataclass(frozen=True)
-class IssueCount:
-    project: str
-    iid: int
-    url: str
-    rejected: int
-    total: int
-
-
-@dataclass(frozen=True)
-class AcceptedTarget:
-    target: str  # the target key
-    kind: Kind
-    project: str | None
-    path: str | None
-    count: int
-
-
-@dataclass(frozen=True)
-class RejectedTarget:
-    url: str | None  # a link to look at the target (only with a GitLab URL; left out when None)
-    reference: str
-    kind: Kind
-    project: str | None
-    path: str | None
-    check: Check | None
-    reason: str
-    count: int
-
-
-@dataclass(frozen=True)
-class AllRejected:
-    issues: int  # issues whose every signpost was rejected
-    of: int  # issues with any signpost
-    share: float
-
-
-@dataclass(frozen=True)
-class Summary:
-    """What ``scout signposts summary`` shows; every list is ranked, most first."""
-
-    total: int
-    status: dict[str, int]
-    check: dict[str, int]  # rejected verdicts by failed check: sums to status["rejected"]
-    withdrawn_check: dict[str, int]  # withdrawn ones by failed check: sums to status["withdrawn"]
-    reasons: list[ReasonCount]
-    kind: dict[str, dict[str, int]]  # kind -> {"accepted", "rejected", "withdrawn"}
-    top_issues: list[IssueCount]
-    top_accepted_targets: list[AcceptedTarget]
-    top_rejected_targets: list[RejectedTarget]
-    all_rejected_issues: AllRejected
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON document, at the edge (the CLI and the report); field names are its keys."""
-        document = dataclasses.asdict(self)
-        for target in document["top_rejected_targets"]:
-            if target["url"] is None:
-                del target["url"]
-        return document
 
 
 def summarise(
@@ -296,22 +235,20 @@ def rejections(
     per_group: int = 100,
     status: str = "rejected",
     gitlab_url: str | None = None,
-) -> list[dict[str, Any]]:
-    """:func:`rejection_groups` as JSON-able groups, each with at most ``per_group`` verdicts
+) -> list[RejectionGroup]:
+    """:func:`rejection_groups` as typed groups, each with at most ``per_group`` verdicts
     (``more`` counts the rest, and ``command`` lists them all), for the report."""
-    result = []
-    for check, reason, members in rejection_groups(rows, status):
-        result.append(
-            {
-                "check": check,
-                "reason": reason,
-                "count": len(members),
-                "more": max(0, len(members) - per_group),
-                "command": list_command(status, check, reason),
-                "verdicts": [_verdict_json(r, gitlab_url) for r in members[:per_group]],
-            }
+    return [
+        RejectionGroup(
+            check=check,
+            reason=reason,
+            count=len(members),
+            more=max(0, len(members) - per_group),
+            command=list_command(status, check, reason),
+            verdicts=[_grouped(r, gitlab_url) for r in members[:per_group]],
         )
-    return result
+        for check, reason, members in rejection_groups(rows, status)
+    ]
 
 
 _PLACEHOLDER = re.compile(r"<(?:url|anchor|n|sha|path)>")
@@ -328,11 +265,19 @@ def list_command(status: str, check: str, reason_class_: str) -> str:
     return shlex.join([*args, "--limit", "0"])
 
 
-def _verdict_json(row: SignpostRow, gitlab_url: str | None = None) -> dict[str, Any]:
-    data = row.to_json()
-    data["state"] = state(row)
-    data["reference_url"] = reference_url(row.reference_json, gitlab_url)
-    return data
+def _grouped(row: SignpostRow, gitlab_url: str | None = None) -> GroupedVerdict:
+    return GroupedVerdict(
+        id=row.id,
+        state=state(row),
+        kind=row.kind,
+        reference=row.reference,
+        reference_url=reference_url(row.reference_json, gitlab_url),
+        reason=row.reason,
+        issue_project=row.issue_project,
+        issue_iid=row.issue_iid,
+        issue_url=row.issue_url,
+        checked_at=row.checked_at,
+    )
 
 
 def reference_url(reference_json: str, gitlab_url: str | None = None) -> str | None:

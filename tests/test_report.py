@@ -15,11 +15,20 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from scout.audit_records import (
+    AllRejected,
+    GroupedVerdict,
+    IssueCount,
+    RejectedTarget,
+    RejectionGroup,
+    Summary,
+)
 from scout.cli.main import cli
 from scout.demo.estate import build_demo_estate
 from scout.gaps import AnsweringCost, GapGroup
 from scout.report import ProjectSummary, Report, render_html
 from scout.store import Store, SweepStatus
+from scout.verdict import Check, Kind
 from signposts.audit import rejections
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
@@ -82,40 +91,53 @@ def _hostile_report() -> Report:
         generated_at=evil,
         gaps=[GapGroup(question=evil, count=1, reasons=(evil,), first_seen=evil, last_seen=evil)],
         gaps_total=1,
-        summary={
-            "total": 1,
-            "status": {"accepted": 0, "rejected": 1, "withdrawn": 0},
-            "check": {"resolves": 1},
-            "reasons": [],
-            "kind": {"file": {"accepted": 0, "rejected": 1}},
-            "top_issues": [
-                {"project": evil, "iid": 1, "url": "javascript:alert(1)", "rejected": 1, "total": 1}
+        summary=Summary(
+            total=1,
+            status={"accepted": 0, "rejected": 1, "withdrawn": 0},
+            check={"resolves": 1},
+            withdrawn_check={},
+            reasons=[],
+            kind={"file": {"accepted": 0, "rejected": 1}},
+            top_issues=[
+                IssueCount(project=evil, iid=1, url="javascript:alert(1)", rejected=1, total=1)
             ],
-            "top_accepted_targets": [],
-            "top_rejected_targets": [
-                {"reference": evil, "check": "resolves", "reason": evil, "count": 1}
+            top_accepted_targets=[],
+            top_rejected_targets=[
+                RejectedTarget(
+                    url=None,
+                    reference=evil,
+                    kind=Kind.FILE,
+                    project=None,
+                    path=None,
+                    check=Check.RESOLVES,
+                    reason=evil,
+                    count=1,
+                )
             ],
-            "all_rejected_issues": {"issues": 1, "of": 1, "share": 1.0},
-        },
+            all_rejected_issues=AllRejected(issues=1, of=1, share=1.0),
+        ),
         rejections=[
-            {
-                "check": "resolves",
-                "reason": evil,
-                "count": 1,
-                "more": 0,
-                "verdicts": [
-                    {
-                        "id": 1,
-                        "state": "rejected",
-                        "kind": "file",
-                        "reference": evil,
-                        "reference_url": "data:text/html,<script>alert(1)</script>",
-                        "reason": evil,
-                        "issue": {"project": evil, "iid": 1, "url": f"https://x.example/{evil}"},
-                        "checked_at": evil,
-                    }
+            RejectionGroup(
+                check="resolves",
+                reason=evil,
+                count=1,
+                more=0,
+                command="scout signposts --limit 0",
+                verdicts=[
+                    GroupedVerdict(
+                        id=1,
+                        state="rejected",
+                        kind=Kind.FILE,
+                        reference=evil,
+                        reference_url="data:text/html,<script>alert(1)</script>",
+                        reason=evil,
+                        issue_project=evil,
+                        issue_iid=1,
+                        issue_url=f"https://x.example/{evil}",
+                        checked_at=evil,
+                    )
                 ],
-            }
+            )
         ],
         target_links={},
         projects=[
@@ -250,9 +272,9 @@ def test_withdrawn_and_rejected_counts_add_up_and_groups_say_how_to_list_the_res
         groups = rejections(rows, per_group=1, status=state)
         assert groups
         for group in groups:
-            command = group["command"].split(" ", 1)[1]
+            command = group.command.split(" ", 1)[1]
             found = json.loads(run(*shlex.split(command), "--json").stdout)
-            assert len(found) == group["count"], command
+            assert len(found) == group.count, command
     text = (tmp_path / "r.html").read_text(encoding="utf-8")
     # short references (no URL of their own) are links too: acme/secrets!1 is a merge request
     assert (

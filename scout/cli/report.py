@@ -32,7 +32,7 @@ def report(runtime: Runtime, target: str, as_json: bool) -> None:
     page = render_html(
         collect(
             store,
-            summary=summarise(rows, gitlab_url=url).to_json(),
+            summary=summarise(rows, gitlab_url=url),
             rejections=rejections(rows, gitlab_url=url),
             withdrawals=rejections(rows, status="withdrawn", gitlab_url=url),
         )

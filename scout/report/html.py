@@ -12,6 +12,7 @@ import html
 from collections.abc import Iterable
 from typing import Any
 
+from scout.audit_records import RejectionGroup, Summary
 from scout.report.model import Report
 from scout.safe_text import printable
 
@@ -75,8 +76,8 @@ def _count(name: str, value: int) -> str:
     return f'<span id="{_e(name)}">{int(value)}</span>'
 
 
-def _issue(issue: dict[str, Any]) -> str:
-    return _link(issue.get("url"), f"{issue['project']}#{issue['iid']}")
+def _issue(project: str, iid: int, url: str | None) -> str:
+    return _link(url, f"{project}#{iid}")
 
 
 def _gaps(report: Report) -> str:
@@ -106,16 +107,16 @@ def _gaps(report: Report) -> str:
     )
 
 
-def _cards(summary: dict[str, Any]) -> str:
-    status, share = summary["status"], summary["all_rejected_issues"]
+def _cards(summary: Summary) -> str:
+    status, share = summary.status, summary.all_rejected_issues
     cards = [
-        f'<div class="card"><b>{_count("signposts-total", summary["total"])}</b>signposts</div>',
+        f'<div class="card"><b>{_count("signposts-total", summary.total)}</b>signposts</div>',
         *(
             f'<div class="card"><b>{_count(f"status-{name}", n)}</b>{_e(name)}</div>'
             for name, n in status.items()
         ),
-        f'<div class="card"><b>{_count("all-rejected-issues", share["issues"])}'
-        f" of {_count('issues-with-signposts', share['of'])}</b>"
+        f'<div class="card"><b>{_count("all-rejected-issues", share.issues)}'
+        f" of {_count('issues-with-signposts', share.of)}</b>"
         "issues whose every signpost was rejected</div>",
     ]
     return f'<div class="cards">{"".join(cards)}</div>'
@@ -123,16 +124,16 @@ def _cards(summary: dict[str, Any]) -> str:
 
 def _audit(report: Report) -> str:
     s = report.summary
-    if not s.get("total"):
+    if not s.total:
         return "<p>No signposts yet: run <code>scout sweep</code>.</p>"
     parts = [_cards(s), "<h3>Rejections and withdrawals by check</h3>"]
-    withdrawn = s.get("withdrawn_check", {})
+    withdrawn = s.withdrawn_check
     parts.append(
         _table(
             ["check", "rejected", "withdrawn"],
             [
                 [_e(c), _count(f"check-{c}", n), _count(f"withdrawn-{c}", withdrawn.get(c, 0))]
-                for c, n in s["check"].items()
+                for c, n in s.check.items()
             ],
             numeric=(1, 2),
         )
@@ -148,51 +149,51 @@ def _audit(report: Report) -> str:
                     _count(f"kind-{k}-rejected", c["rejected"]),
                     _count(f"kind-{k}-withdrawn", c.get("withdrawn", 0)),
                 ]
-                for k, c in s["kind"].items()
+                for k, c in s.kind.items()
             ],
             numeric=(1, 2, 3),
         )
     )
-    if s["top_issues"]:
+    if s.top_issues:
         parts.append("<h3>Issues with the most rejected signposts</h3>")
         parts.append(
             _table(
                 ["issue", "rejected", "of"],
                 [
-                    [_issue(i), str(int(i["rejected"])), str(int(i["total"]))]
-                    for i in s["top_issues"]
+                    [_issue(i.project, i.iid, i.url), str(int(i.rejected)), str(int(i.total))]
+                    for i in s.top_issues
                 ],
                 numeric=(1, 2),
             )
         )
-    if s["top_accepted_targets"]:
+    if s.top_accepted_targets:
         parts.append("<h3>Targets most often signposted (accepted)</h3>")
         parts.append(
             _table(
                 ["target", "signposts"],
                 [
                     [
-                        f"<code>{_link(report.target_links.get(t['target']), t['target'])}</code>",
-                        str(int(t["count"])),
+                        f"<code>{_link(report.target_links.get(t.target), t.target)}</code>",
+                        str(int(t.count)),
                     ]
-                    for t in s["top_accepted_targets"]
+                    for t in s.top_accepted_targets
                 ],
                 numeric=(1,),
             )
         )
-    if s["top_rejected_targets"]:
+    if s.top_rejected_targets:
         parts.append("<h3>Targets most often rejected</h3>")
         parts.append(
             _table(
                 ["reference", "check", "latest reason", "signposts"],
                 [
                     [
-                        f"<code>{_link(t.get('url'), t['reference'])}</code>",
-                        _e(t["check"]),
-                        _e(t["reason"]),
-                        str(int(t["count"])),
+                        f"<code>{_link(t.url, t.reference)}</code>",
+                        _e(t.check),
+                        _e(t.reason),
+                        str(int(t.count)),
                     ]
-                    for t in s["top_rejected_targets"]
+                    for t in s.top_rejected_targets
                 ],
                 numeric=(3,),
             )
@@ -203,38 +204,38 @@ def _audit(report: Report) -> str:
     return "".join(parts)
 
 
-def _rejections(groups: list[dict[str, Any]], status: str = "rejected") -> str:
+def _rejections(groups: list[RejectionGroup], status: str = "rejected") -> str:
     title = "Rejections" if status == "rejected" else "Withdrawn (accepted, then failed)"
     if not groups:
         return f"<h3>{title}</h3><p>None.</p>"
     parts = [f"<h3>{title}, grouped by check and reason</h3>"]
     check = None
     for n, g in enumerate(groups, start=1):
-        if g["check"] != check:
-            check = g["check"]
+        if g.check != check:
+            check = g.check
             parts.append(f"<h4>{_e(CHECK_TITLES.get(check, check))}</h4>")
         prefix = "rejection" if status == "rejected" else "withdrawal"
         rows = [
             [
-                str(int(v["id"])),
-                _e(v["state"]),
-                _e(v["kind"]),
-                f"<code>{_link(v.get('reference_url'), v['reference'])}</code>",
-                _e(v["reason"]),
-                _issue(v["issue"]),
-                _e(v["checked_at"]),
+                str(int(v.id)),
+                _e(v.state),
+                _e(v.kind),
+                f"<code>{_link(v.reference_url, v.reference)}</code>",
+                _e(v.reason),
+                _issue(v.issue_project, v.issue_iid, v.issue_url),
+                _e(v.checked_at),
             ]
-            for v in g["verdicts"]
+            for v in g.verdicts
         ]
         more = (
-            f'<p class="muted">and {int(g["more"])} more: '
-            f"<code>{_e(g.get('command', 'scout signposts --limit 0'))}</code> lists them all</p>"
-            if g["more"]
+            f'<p class="muted">and {int(g.more)} more: '
+            f"<code>{_e(g.command)}</code> lists them all</p>"
+            if g.more
             else ""
         )
         parts.append(
-            f"<p><b>{_count(f'{prefix}-group-{n}', g['count'])}</b> × "
-            f"<code>{_e(g['reason'])}</code></p>"
+            f"<p><b>{_count(f'{prefix}-group-{n}', g.count)}</b> × "
+            f"<code>{_e(g.reason)}</code></p>"
             + _table(
                 ["id", "state", "kind", "reference", "reason", "issue", "checked"],
                 rows,
@@ -247,7 +248,7 @@ def _rejections(groups: list[dict[str, Any]], status: str = "rejected") -> str:
 
 def _index(report: Report) -> str:
     sweep = report.sweep
-    with_signposts = report.summary.get("all_rejected_issues", {}).get("of", 0)
+    with_signposts = report.summary.all_rejected_issues.of
     rows = [
         [
             _link(p.web_url, p.path),

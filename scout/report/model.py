@@ -1,14 +1,15 @@
 """What the report shows, gathered from the store into typed records.
 
-The signpost audit is passed in already summarised (``scout/`` does not import ``signposts/``:
-the CLI computes it with :mod:`signposts.audit`), so this module only reads the store.
+The signpost audit is passed in already summarised, as :mod:`scout.audit_records` (``scout/``
+does not import ``signposts/``: the CLI computes it with :mod:`signposts.audit`), so this module
+only reads the store.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from scout.audit_records import RejectionGroup, Summary
 from scout.gaps import AnsweringCost, GapGroup, answering_cost, gaps
 from scout.store import Store, SweepStatus, now
 
@@ -34,22 +35,22 @@ class Report:
     generated_at: str
     gaps: list[GapGroup]  # ranked, the head of the backlog
     gaps_total: int
-    summary: dict[str, Any]  # signposts.audit.Summary.to_json()
-    rejections: list[dict[str, Any]]  # signposts.audit.rejections()
+    summary: Summary  # signposts.audit.summarise()
+    rejections: list[RejectionGroup]  # signposts.audit.rejections()
     target_links: dict[str, str]  # accepted target key -> a permalink of its first passage
     projects: list[ProjectSummary]
     sweep: SweepStatus
     answering: AnsweringCost  # every logged question: tokens and dollars
     # signposts.audit.rejections(status="withdrawn")
-    withdrawals: list[dict[str, Any]] = field(default_factory=list)
+    withdrawals: list[RejectionGroup] = field(default_factory=list)
 
 
 def collect(
     store: Store,
     *,
-    summary: dict[str, Any],
-    rejections: list[dict[str, Any]],
-    withdrawals: list[dict[str, Any]] | None = None,
+    summary: Summary,
+    rejections: list[RejectionGroup],
+    withdrawals: list[RejectionGroup] | None = None,
 ) -> Report:
     """Everything the page shows; ``summary``, ``rejections`` and ``withdrawals`` come from
     signposts.audit."""
@@ -69,10 +70,10 @@ def collect(
         for p in store.projects().values()
     ]
     links = {}
-    for target in summary.get("top_accepted_targets", []):
-        passages = store.target_passages(target["target"])
+    for target in summary.top_accepted_targets:
+        passages = store.target_passages(target.target)
         if passages:
-            links[target["target"]] = passages[0].url
+            links[target.target] = passages[0].url
     return Report(
         generated_at=now(),
         gaps=backlog[:MAX_GAPS],
