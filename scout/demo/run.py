@@ -10,6 +10,7 @@ import shlex
 import shutil
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,9 @@ from scout.config import load_config
 from scout.errors import UsageError
 
 if TYPE_CHECKING:
+    from ingest.sweep import SweepSummary
+    from scout.answer import AnswerResult
+    from scout.corpus.index import IndexSummary
     from scout.evaluation.figures import EvalReport
 
 MARKER = ".scout-demo"
@@ -54,7 +58,42 @@ def prepare(directory: Path) -> Path:
     return config
 
 
-def run_demo(directory: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class DemoAudit:
+    accepted: int
+    rejected_by_check: dict[str, int]  # in the order the verdicts were read
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """What ``scout demo`` did, as typed records; :meth:`to_json` is its ``--json`` document."""
+
+    directory: str
+    config: str
+    questions: dict[str, str]  # name -> question
+    index: IndexSummary
+    sweep: SweepSummary
+    answers: dict[str, AnswerResult]  # by question name
+    audit: DemoAudit
+    eval: EvalReport
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "directory": self.directory,
+            "config": self.config,
+            "questions": dict(self.questions),
+            "index": self.index.to_json(),
+            "sweep": self.sweep.to_json(),
+            "answers": {name: answer.to_json() for name, answer in self.answers.items()},
+            "audit": {
+                "accepted": self.audit.accepted,
+                "rejected_by_check": dict(self.audit.rejected_by_check),
+            },
+            "eval": self.eval.to_json(),
+        }
+
+
+def run_demo(directory: Path) -> DemoResult:
     from ingest.sweep import Sweep
     from scout.answer import ask
     from scout.corpus.index import index_estate
@@ -72,8 +111,8 @@ def run_demo(directory: Path) -> dict[str, Any]:
     provider = make_provider("offline", model=config.answer.model)
     try:
         rules = CorpusRules(tuple(config.forge.groups), config.corpus)
-        indexed = index_estate(forge, store, rules).to_json()
-        swept = Sweep(config, forge, store, provider).run().to_json()
+        indexed = index_estate(forge, store, rules)
+        swept = Sweep(config, forge, store, provider).run()
         answers = {
             name: ask(
                 question,
@@ -81,30 +120,28 @@ def run_demo(directory: Path) -> dict[str, Any]:
                 provider=provider,
                 passages=config.answer.passages,
                 provider_name="offline",
-            ).to_json()
+            )
             for name, question in demo.questions.items()
         }
         evaluation = _evaluate(store, provider, config.answer.passages)
         verdicts = store.signposts()
-        audit = {
-            "accepted": sum(v.status == "accepted" for v in verdicts),
-            "rejected_by_check": dict(
-                Counter(v.check_name for v in verdicts if v.status == "rejected")
-            ),
-        }
+        rejected = Counter(str(v.check_name) for v in verdicts if v.status == "rejected")
+        audit = DemoAudit(
+            accepted=sum(v.status == "accepted" for v in verdicts), rejected_by_check=dict(rejected)
+        )
     finally:
         forge.close()
         store.close()
-    return {
-        "directory": str(directory),
-        "config": str(config_path),
-        "questions": demo.questions,
-        "index": indexed,
-        "sweep": swept,
-        "answers": answers,
-        "audit": audit,
-        "eval": evaluation,  # an EvalReport: serialised at the edge (--json) by its to_json()
-    }
+    return DemoResult(
+        directory=str(directory),
+        config=str(config_path),
+        questions=dict(demo.questions),
+        index=indexed,
+        sweep=swept,
+        answers=answers,
+        audit=audit,
+        eval=evaluation,  # serialised at the edge (--json), by DemoResult.to_json()
+    )
 
 
 def _evaluate(store: Any, provider: Any, passages: int) -> EvalReport:
@@ -117,35 +154,37 @@ def _evaluate(store: Any, provider: Any, passages: int) -> EvalReport:
     return run_eval(questions, store=store, provider=provider, passages=passages, model=None)
 
 
-def render(result: dict[str, Any]) -> str:
-    index, sweep = result["index"], result["sweep"]
+def render(result: DemoResult) -> str:
+    from scout.verdict import Check
+
+    index, sweep = result.index, result.sweep
     lines = [
-        f"Demo estate built in {result['directory']} (config: {result['config']})",
+        f"Demo estate built in {result.directory} (config: {result.config})",
         "",
-        f"index: {index['projects_indexed']} project(s) indexed, {index['passages']} passages; "
-        f"left out: " + ", ".join(f"{k} {v}" for k, v in index["skipped"].items()),
-        f"sweep: {sweep['issues_read']} issue(s), {sweep['references']} reference(s): "
-        f"{sweep['accepted']} accepted, "
-        + ", ".join(f"{v} rejected by {k}" for k, v in sweep["rejected"].items()),
+        f"index: {index.projects_indexed} project(s) indexed, {index.passages} passages; "
+        f"left out: " + ", ".join(f"{k} {v}" for k, v in sorted(index.skipped.items())),
+        f"sweep: {sweep.issues_read} issue(s), {sweep.references} reference(s): "
+        f"{sweep.accepted} accepted, "
+        + ", ".join(f"{sweep.rejected[check]} rejected by {check.value}" for check in Check),
         "",
     ]
-    for name, answer in result["answers"].items():
-        question = result["questions"][name]
+    for name, answer in result.answers.items():
+        question = result.questions[name]
         lines.append(f"Q ({name}): {question}")
-        if answer["outcome"] == "answered":
-            lines.append(f"  answered: {answer['answer']}")
-            lines += [f"  [{c['n']}] {c['url']}" for c in answer["citations"]]
+        if answer.outcome == "answered":
+            lines.append(f"  answered: {answer.answer}")
+            lines += [f"  [{c.n}] {c.url}" for c in answer.citations]
         else:
-            lines.append(f"  declined: {answer['reason']}")
+            lines.append(f"  declined: {answer.reason}")
         lines.append("")
     from scout.evaluation.render import summary as eval_summary
 
     lines.append(f"Eval ({EVAL_FILE}, offline provider):")
-    lines += [f"  {line}" for line in eval_summary(result["eval"])]
+    lines += [f"  {line}" for line in eval_summary(result.eval)]
     lines.append("")
     scout = invocation()
     lines.append(
-        f"Audit with: {scout} --config {shlex.quote(str(result['config']))} signposts   "
+        f"Audit with: {scout} --config {shlex.quote(result.config)} signposts   "
         f"(and `signposts --status accepted`, `gaps`)"
     )
     activate = Path(sys.executable).parent / "activate"
