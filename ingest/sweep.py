@@ -91,6 +91,18 @@ class SweepSummary:
     stopped: bool = False
     failed: dict[str, str] = field(default_factory=dict)  # project -> read error (re-validation)
 
+    def describe(self) -> str:
+        """The summary as a person reads it (``scout sweep``, the worker's log)."""
+        result = self.to_json()
+        rejected = result["rejected"]
+        return (
+            f"read {result['issues_read']} issue(s) and {result['notes_read']} note(s); "
+            f"{result['references']} reference(s): {result['accepted']} accepted, "
+            f"{sum(rejected.values())} rejected ("
+            + ", ".join(f"{k} {v}" for k, v in rejected.items())
+            + f"); {result['withdrawn']} withdrawn in {result['seconds']}s"
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "issues_read": self.issues_read,

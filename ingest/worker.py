@@ -19,6 +19,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -29,12 +30,13 @@ from scout.schedule import parse_schedule
 if TYPE_CHECKING:
     from ingest.sweep import SweepSummary
     from scout.config import Config
+    from scout.corpus.index import IndexSummary
     from scout.forge.base import Forge
     from scout.store import Store
 
 log = logging.getLogger("scout.worker")
 
-Cycle = Callable[[threading.Event], dict[str, Any]]
+Cycle = Callable[[threading.Event], "CycleResult"]
 
 
 def trigger_for(schedule: str) -> Any:
@@ -78,7 +80,7 @@ def sweep_once(
 
 def run_cycle(
     config: Config, stop: threading.Event, progress: Progress | None = None
-) -> dict[str, Any]:
+) -> CycleResult:
     """One worker cycle with its own forge and store: re-index moved projects, then sweep."""
     from scout.corpus.index import index_estate
     from scout.corpus.rules import CorpusRules
@@ -93,39 +95,26 @@ def run_cycle(
             kwargs: dict[str, Any] = {} if progress is None else {"progress": progress}
             indexed = index_estate(forge, store, rules, **kwargs)
             swept = sweep_once(config, forge, store, stop=stop, progress=progress)
-            return {"index": indexed.to_json(), "sweep": swept.to_json()}
+            return CycleResult(indexed, swept)
         finally:
             store.close()
     finally:
         forge.close()
 
 
-def describe_index(result: dict[str, Any]) -> str:
-    line = (
-        f"indexed {result['projects_indexed']} project(s), "
-        f"{result['projects_unchanged']} unchanged, "
-        f"{result['projects_removed']} removed; {result['passages']} passage(s) written "
-        f"in {result['seconds']}s"
-    )
-    if result.get("skipped"):
-        line += "\nskipped: " + ", ".join(f"{k} {v}" for k, v in result["skipped"].items())
-    return line
+@dataclass(frozen=True)
+class CycleResult:
+    """What one worker cycle did: the index run, then the sweep."""
 
+    index: IndexSummary
+    sweep: SweepSummary
 
-def describe_sweep(result: dict[str, Any]) -> str:
-    rejected = result["rejected"]
-    return (
-        f"read {result['issues_read']} issue(s) and {result['notes_read']} note(s); "
-        f"{result['references']} reference(s): {result['accepted']} accepted, "
-        f"{sum(rejected.values())} rejected ("
-        + ", ".join(f"{k} {v}" for k, v in rejected.items())
-        + f"); {result['withdrawn']} withdrawn in {result['seconds']}s"
-    )
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index.to_json(), "sweep": self.sweep.to_json()}
 
-
-def describe_cycle(result: dict[str, Any]) -> str:
-    """A cycle's summary as two readable lines (index, then sweep), never a JSON blob."""
-    return f"index: {describe_index(result['index'])}\nsweep: {describe_sweep(result['sweep'])}"
+    def describe(self) -> str:
+        """Two readable lines (index, then sweep), never a JSON blob."""
+        return f"index: {self.index.describe()}\nsweep: {self.sweep.describe()}"
 
 
 class _NoOverlapNoise(logging.Filter):
@@ -147,7 +136,7 @@ def quiet_scheduler_logs() -> None:
 
 
 class Worker:
-    """Runs ``cycle`` on a schedule; ``cycle(stop)`` returns a JSON-able summary."""
+    """Runs ``cycle`` on a schedule; ``cycle(stop)`` returns what the cycle did."""
 
     def __init__(self, schedule: str, cycle: Cycle) -> None:
         self.schedule = schedule
@@ -163,7 +152,7 @@ class Worker:
     def for_config(cls, config: Config, progress: Callable[[], Progress] | None = None) -> Worker:
         """A worker running :func:`run_cycle`; ``progress`` makes each cycle's display."""
 
-        def cycle(stop: threading.Event) -> dict[str, Any]:
+        def cycle(stop: threading.Event) -> CycleResult:
             return run_cycle(config, stop, progress() if progress else None)
 
         return cls(config.ingest.schedule, cycle)
@@ -172,7 +161,7 @@ class Worker:
         fire: datetime | None = self.trigger.get_next_fire_time(None, datetime.now(UTC))
         return fire
 
-    def run_once(self) -> dict[str, Any] | None:
+    def run_once(self) -> CycleResult | None:
         """One cycle; an error is logged and the worker carries on (returns None)."""
         with self._busy:
             if self.stop.is_set():
@@ -193,7 +182,7 @@ class Worker:
                 self.cycles += 1
             took = time.monotonic() - started
             stopped = " (stopped early by a signal)" if self.stop.is_set() else ""
-            log.info("cycle %d done in %.1fs%s\n%s", number, took, stopped, describe_cycle(summary))
+            log.info("cycle %d done in %.1fs%s\n%s", number, took, stopped, summary.describe())
             return summary
 
     def _log_next(self) -> None:

@@ -28,17 +28,4 @@ def index(runtime: Runtime, as_json: bool) -> None:
     fault = summary.fault()
     if fault is not None:
         raise fault
-    emit(summary.to_json(), as_json, _human)
-
-
-def _human(result: dict[str, object]) -> str:
-    skipped = result["skipped"]
-    line = (
-        f"indexed {result['projects_indexed']} project(s), "
-        f"{result['projects_unchanged']} unchanged, "
-        f"{result['projects_removed']} removed; {result['passages']} passage(s) written "
-        f"in {result['seconds']}s"
-    )
-    if skipped:
-        line += "\nskipped: " + ", ".join(f"{k} {v}" for k, v in skipped.items())  # type: ignore[attr-defined]
-    return line
+    emit(summary, as_json, lambda result: result.describe())

@@ -15,7 +15,7 @@ from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
 @pass_runtime
 def sweep(runtime: Runtime, as_json: bool) -> None:
     """Read issues updated since the last sweep, validate signposts, re-validate moved ones."""
-    from ingest.worker import describe_sweep, sweep_once
+    from ingest.worker import sweep_once
 
     runtime.on_interrupt = (
         "every issue committed before the interrupt is kept; "
@@ -24,7 +24,7 @@ def sweep(runtime: Runtime, as_json: bool) -> None:
     forge, store = runtime.forge(), runtime.store(create=True)
     with runtime.progress() as progress:
         summary = sweep_once(runtime.config, forge, store, progress=progress)
-    emit(summary.to_json(), as_json, describe_sweep)
+    emit(summary, as_json, lambda result: result.describe())
 
 
 @click.command()
@@ -33,7 +33,7 @@ def sweep(runtime: Runtime, as_json: bool) -> None:
 @pass_runtime
 def worker(runtime: Runtime, once: bool, as_json: bool) -> None:
     """Index and sweep on ingest.schedule until SIGTERM or SIGINT."""
-    from ingest.worker import Worker, describe_cycle, log
+    from ingest.worker import Worker, log
     from scout.cli.progress import LogProgress
     from scout.progress import Progress
     from scout.safe_text import SafeFormatter
@@ -46,7 +46,7 @@ def worker(runtime: Runtime, once: bool, as_json: bool) -> None:
         runtime.config, lambda: Progress() if runtime.quiet else LogProgress(log.info)
     )
     if once:
-        emit(job.cycle(job.stop), as_json, describe_cycle)
+        emit(job.cycle(job.stop), as_json, lambda result: result.describe())
         return
     job.run_forever()
     emit({"cycles": job.cycles}, as_json, lambda r: f"worker stopped after {r['cycles']} cycle(s)")

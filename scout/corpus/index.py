@@ -55,6 +55,19 @@ class IndexSummary:
 
     signposts_withdrawn: int = 0
 
+    def describe(self) -> str:
+        """The summary as a person reads it (``scout index``, the worker's log)."""
+        result = self.to_json()
+        line = (
+            f"indexed {result['projects_indexed']} project(s), "
+            f"{result['projects_unchanged']} unchanged, "
+            f"{result['projects_removed']} removed; {result['passages']} passage(s) written "
+            f"in {result['seconds']}s"
+        )
+        if result["skipped"]:
+            line += "\nskipped: " + ", ".join(f"{k} {v}" for k, v in result["skipped"].items())
+        return line
+
     def to_json(self) -> dict[str, Any]:
         return {
             "projects_indexed": self.projects_indexed,
