@@ -81,36 +81,68 @@ class Row:
         }
 
 
-def bands(rows: Sequence[Row]) -> dict[str, dict[str, int]]:
-    """Per band: questions, answered, declined and correct (every band listed, even if empty)."""
-    out: dict[str, dict[str, int]] = {}
+@dataclass(frozen=True)
+class BandFigures:
+    """One band's questions, answered, declined and correct."""
+
+    n: int
+    answered: int
+    declined: int
+    correct: int
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "n": self.n,
+            "answered": self.answered,
+            "declined": self.declined,
+            "correct": self.correct,
+        }
+
+
+def bands(rows: Sequence[Row]) -> dict[Band, BandFigures]:
+    """Per band, in band order (every band listed, even if empty)."""
+    out: dict[Band, BandFigures] = {}
     for band in Band:
         members = [r for r in rows if r.band is band]
         answered = sum(r.answered for r in members)
-        out[band.value] = {
-            "n": len(members),
-            "answered": answered,
-            "declined": len(members) - answered,
-            "correct": sum(r.correct for r in members),
-        }
+        out[band] = BandFigures(
+            len(members), answered, len(members) - answered, sum(r.correct for r in members)
+        )
     return out
 
 
-def citations(rows: Sequence[Row]) -> dict[str, Any]:
-    """Answers, how many of them cite only expected sources, and that share (None: no answers)."""
+@dataclass(frozen=True)
+class CitationFigures:
+    """Answers, how many of them cite only expected sources, and that share (None: none)."""
+
+    answers: int
+    precise: int
+    precision: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"answers": self.answers, "precise": self.precise, "precision": self.precision}
+
+
+def citations(rows: Sequence[Row]) -> CitationFigures:
     answers = [r for r in rows if r.answered]
     precise = sum(r.precise for r in answers)
-    return {
-        "answers": len(answers),
-        "precise": precise,
-        "precision": _share(precise, len(answers)),
-    }
+    return CitationFigures(len(answers), precise, _share(precise, len(answers)))
 
 
-def recall(rows: Sequence[Row], k: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RecallFigures:
     """Recall@k over the questions the documentation answers (answerable and contradicts)."""
+
+    recall_at_k: float | None
+    k: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"recall_at_k": self.recall_at_k, "k": self.k}
+
+
+def recall(rows: Sequence[Row], k: int) -> RecallFigures:
     wanted = [r for r in rows if r.band.wants_answer]
-    return {"recall_at_k": _share(sum(r.retrieved_expected for r in wanted), len(wanted)), "k": k}
+    return RecallFigures(_share(sum(r.retrieved_expected for r in wanted), len(wanted)), k)
 
 
 def floor_loss(rows: Sequence[Row], kept_out: Band) -> float | None:
@@ -133,16 +165,29 @@ def _relevance(row: Row) -> float:
     return 0.0 if row.best_score is None else -row.best_score
 
 
-def cost(rows: Sequence[Row]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class CostFigures:
     """Tokens and dollars in total and per question (dollars None if any price is unknown)."""
+
+    input_tokens: int
+    output_tokens: int
+    usd: float | None
+    usd_per_question: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "usd": self.usd,
+            "usd_per_question": self.usd_per_question,
+        }
+
+
+def cost(rows: Sequence[Row]) -> CostFigures:
     total = sum((r.usage for r in rows), Usage())
     per = None if total.usd is None or not rows else round(total.usd / len(rows), 6)
-    return {
-        "input_tokens": total.input_tokens,
-        "output_tokens": total.output_tokens,
-        "usd": None if total.usd is None else round(total.usd, 6),
-        "usd_per_question": per,
-    }
+    usd = None if total.usd is None else round(total.usd, 6)
+    return CostFigures(total.input_tokens, total.output_tokens, usd, per)
 
 
 def percentile(values: Sequence[int], q: float) -> int | None:
@@ -153,9 +198,18 @@ def percentile(values: Sequence[int], q: float) -> int | None:
     return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
-def latency(rows: Sequence[Row]) -> dict[str, int | None]:
+@dataclass(frozen=True)
+class LatencyFigures:
+    p50: int | None
+    p95: int | None
+
+    def to_json(self) -> dict[str, int | None]:
+        return {"p50": self.p50, "p95": self.p95}
+
+
+def latency(rows: Sequence[Row]) -> LatencyFigures:
     values = [r.latency_ms for r in rows]
-    return {"p50": percentile(values, 50), "p95": percentile(values, 95)}
+    return LatencyFigures(percentile(values, 50), percentile(values, 95))
 
 
 def _share(part: int, whole: int) -> float | None:
@@ -176,9 +230,9 @@ class EvalReport:
             "provider": self.provider,
             "model": self.model,
             "questions": len(self.rows),
-            "bands": bands(self.rows),
-            "citations": citations(self.rows),
-            "retrieval": recall(self.rows, self.k),
+            "bands": {band.value: f.to_json() for band, f in bands(self.rows).items()},
+            "citations": citations(self.rows).to_json(),
+            "retrieval": recall(self.rows, self.k).to_json(),
             "floor": {
                 "answerable_lost_at_floor_keeping_out_90pct_unanswerable": floor_loss(
                     self.rows, Band.UNANSWERABLE
@@ -187,7 +241,7 @@ class EvalReport:
                     self.rows, Band.COVERED
                 ),
             },
-            "cost": cost(self.rows),
-            "latency_ms": latency(self.rows),
+            "cost": cost(self.rows).to_json(),
+            "latency_ms": latency(self.rows).to_json(),
             "rows": [r.to_json() for r in self.rows],
         }

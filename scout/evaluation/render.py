@@ -37,22 +37,22 @@ def summary(report: EvalReport) -> list[str]:
     """The few lines that say how a run went (``scout demo`` prints these)."""
     rows = report.rows
     by_band = bands(rows)
-    total = sum(b["correct"] for b in by_band.values())
+    total = sum(b.correct for b in by_band.values())
     cites, retrieval = citations(rows), recall(rows, report.k)
     spent, latency_ms = cost(rows), latency(rows)
     return [
         f"{total} of {len(rows)} correct: "
-        + ", ".join(f"{name} {b['correct']}/{b['n']}" for name, b in by_band.items()),
-        f"citation precision {_share(cites['precision'])} ({cites['precise']} of "
-        f"{cites['answers']} answers cite only expected sources); "
-        f"recall@{retrieval['k']} {_share(retrieval['recall_at_k'])}",
+        + ", ".join(f"{band.value} {b.correct}/{b.n}" for band, b in by_band.items()),
+        f"citation precision {_share(cites.precision)} ({cites.precise} of "
+        f"{cites.answers} answers cite only expected sources); "
+        f"recall@{retrieval.k} {_share(retrieval.recall_at_k)}",
         "a score floor keeping out 90% of unanswerable questions would lose "
         f"{_share(floor_loss(rows, Band.UNANSWERABLE))} of the "
         "answerable ones (keeping out 90% of covered ones: "
         f"{_share(floor_loss(rows, Band.COVERED))})",
-        f"cost {spent['input_tokens']} input + {spent['output_tokens']} output tokens, "
-        f"{_usd(spent['usd'])} ({_usd(spent['usd_per_question'])} a question); "
-        f"latency p50 {latency_ms['p50']} ms, p95 {latency_ms['p95']} ms",
+        f"cost {spent.input_tokens} input + {spent.output_tokens} output tokens, "
+        f"{_usd(spent.usd)} ({_usd(spent.usd_per_question)} a question); "
+        f"latency p50 {latency_ms.p50} ms, p95 {latency_ms.p95} ms",
     ]
 
 
