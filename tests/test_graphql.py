@@ -41,7 +41,7 @@ from scout.forge.gitlab_graphql import (
     render,
 )
 from scout.forge.gitlab_http import MAX_THROTTLED
-from tests.fakes.issues import rounding_issue
+from tests.fakes.issues import committed_issues, rounding_issue
 from tests.gitlab_server.graphql_api import MAX_COMPLEXITY
 from tests.gitlab_server.server import GitLabServer
 from tests.test_gitlab_paths import SCOUT, TOKEN, TOKEN_ENV, Served, run_scout, serve_demo, state
@@ -441,17 +441,6 @@ def test_a_graphql_sweep_equals_a_rest_sweep_row_for_row(swept: Swept) -> None:
     assert again["issues_read"] == 0 and again["forge_requests"]["graphql"] == 1
 
 
-def _committed(db: Path) -> int:
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
-        try:
-            return int(conn.execute("select count(*) from issues").fetchone()[0])
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
-
-
 @pytest.mark.slow
 @pytest.mark.faults
 def test_a_graphql_sweep_killed_anywhere_then_rerun_equals_a_rest_sweep(swept: Swept) -> None:
@@ -469,11 +458,11 @@ def test_a_graphql_sweep_killed_anywhere_then_rerun_equals_a_rest_sweep(swept: S
             stderr=subprocess.DEVNULL,
             env=env,
         )
-        while process.poll() is None and _committed(db) < point:
+        while process.poll() is None and committed_issues(db) < point:
             time.sleep(0.002)
         if process.poll() is None:
             os.kill(process.pid, signal.SIGKILL)
-            killed_at.append(_committed(db))
+            killed_at.append(committed_issues(db))
         process.wait()
         conn = sqlite3.connect(db)
         assert conn.execute("pragma integrity_check").fetchone()[0] == "ok"

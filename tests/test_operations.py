@@ -95,6 +95,17 @@ def _wait_for(
     raise AssertionError(f"condition not met (exit {process.poll()})")
 
 
+def _start(config: Path, cwd: Path, *args: str) -> subprocess.Popen[str]:
+    """The real ``scout`` with ``config`` running ``args``, its output piped, for signals."""
+    return subprocess.Popen(
+        [*SCOUT, "--config", str(config), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+    )
+
+
 def _alive(pid: int) -> bool:
     try:
         status = Path(f"/proc/{pid}/stat").read_text()
@@ -120,13 +131,7 @@ def test_a_signal_during_a_worker_sweep_commits_the_current_issue_and_exits_0(
     # 40 more judgements than the demo's: more than 4 at a time can finish before the signal
     config = _demo(tmp_path, provider="claude-local", schedule="1s", extra=40)
     db = tmp_path / "scout.db"
-    process = subprocess.Popen(
-        [*SCOUT, "--config", str(config), "worker", "--json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
+    process = _start(config, tmp_path, "worker", "--json")
     try:
         _wait_for(lambda: _whole_issues(db) >= 1, process, 60)
         process.send_signal(signum)
@@ -153,13 +158,7 @@ def test_ctrl_c_during_a_sweep_exits_130_keeps_whole_issues_and_kills_claude(
     config = _demo(tmp_path, provider="claude-local")
     db = tmp_path / "scout.db"
     assert scout("index", config=config).code == 0
-    process = subprocess.Popen(
-        [*SCOUT, "--config", str(config), "sweep"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
+    process = _start(config, tmp_path, "sweep")
     try:
         _wait_for(lambda: _whole_issues(db) >= 1 and slow_claude.exists(), process, 60)
         time.sleep(0.1)  # let the next judgement's claude start
@@ -184,13 +183,7 @@ def test_ctrl_c_during_ask_exits_130_and_kills_the_claude_child(
     db = tmp_path / "scout.db"
     assert scout("index", config=config).code == 0
     monkeypatch.setenv("FAKE_CLAUDE_DELAY", "60")
-    process = subprocess.Popen(
-        [*SCOUT, "--config", str(config), "ask", "How often are deploy keys rotated?"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
+    process = _start(config, tmp_path, "ask", "How often are deploy keys rotated?")
     try:
         _wait_for(slow_claude.exists, process, 30)
         time.sleep(0.2)
@@ -219,13 +212,7 @@ def test_ctrl_c_during_index_exits_130(tmp_path: Path) -> None:
     config = tmp_path / "scout.toml"
     config.write_text(render_config(tmp_path / "estate"), encoding="utf-8")
     db = tmp_path / "scout.db"
-    process = subprocess.Popen(
-        [*SCOUT, "--config", str(config), "index"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
+    process = _start(config, tmp_path, "index")
     try:
         _wait_for(lambda: bool(_query(db, "select 1 from projects")), process, 60)
         process.send_signal(signal.SIGINT)
@@ -256,13 +243,7 @@ def test_worker_once_text_shows_the_index_and_the_sweep(
 @pytest.mark.slow
 def test_worker_logs_are_readable_and_say_when_the_next_cycle_runs(tmp_path: Path) -> None:
     config = _demo(tmp_path, schedule="1s")
-    process = subprocess.Popen(
-        [*SCOUT, "--config", str(config), "worker"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
+    process = _start(config, tmp_path, "worker")
     lines: list[str] = []
     assert process.stderr is not None
     deadline = time.monotonic() + 60
@@ -284,13 +265,7 @@ def test_worker_logs_are_readable_and_say_when_the_next_cycle_runs(tmp_path: Pat
 def test_a_failed_cycle_is_not_followed_by_a_success_line(tmp_path: Path) -> None:
     config = _demo(tmp_path, schedule="1s")
     (tmp_path / "estate").rename(tmp_path / "gone")
-    process = subprocess.Popen(
-        [*SCOUT, "--config", str(config), "worker"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
+    process = _start(config, tmp_path, "worker")
     lines: list[str] = []
     assert process.stderr is not None
     deadline = time.monotonic() + 30

@@ -20,7 +20,7 @@ import pytest
 from scout.demo.builder import EstateBuilder
 from scout.demo.estate import build_demo_estate
 from tests.conftest import Result
-from tests.fakes.issues import rounding_issue
+from tests.fakes.issues import committed_issues, rounding_issue
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 CANARY = "CANARY-7f3a9c-do-not-store"
@@ -90,17 +90,6 @@ def _busy_demo(directory: Path) -> Path:
     return config
 
 
-def _committed_issues(db: Path) -> int:
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
-        try:
-            return int(conn.execute("select count(*) from issues").fetchone()[0])
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
-
-
 def test_sigkill_at_any_point_then_rerun_equals_an_uninterrupted_sweep(tmp_path: Path) -> None:
     run = [sys.executable, "-m", "scout", "--config"]
     reference_dir = tmp_path / "reference"
@@ -123,11 +112,11 @@ def test_sigkill_at_any_point_then_rerun_equals_an_uninterrupted_sweep(tmp_path:
         process = subprocess.Popen(
             [*run, str(trial_config), "sweep"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        while process.poll() is None and _committed_issues(db) < point:
+        while process.poll() is None and committed_issues(db) < point:
             time.sleep(0.002)
         if process.poll() is None:
             os.kill(process.pid, signal.SIGKILL)
-            killed_at.append(_committed_issues(db))
+            killed_at.append(committed_issues(db))
         process.wait()
         conn = sqlite3.connect(db)
         assert conn.execute("pragma integrity_check").fetchone()[0] == "ok"

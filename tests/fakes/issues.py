@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 
@@ -19,3 +21,16 @@ def rounding_issue(n: int, web: str, **extra: Any) -> dict[str, Any]:
         "notes": [],
         **extra,
     }
+
+
+def committed_issues(db: Path) -> int:
+    """Issues a sweep has committed so far, read as another process would (0 before the store
+    exists or while it cannot be read)."""
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+        try:
+            return int(conn.execute("select count(*) from issues").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
