@@ -14,10 +14,6 @@ import logging
 import os
 import random
 import shutil
-import signal
-import sqlite3
-import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,7 +37,7 @@ from scout.forge.gitlab_graphql import (
     render,
 )
 from scout.forge.gitlab_http import MAX_THROTTLED
-from tests.fakes.issues import committed_issues, rounding_issue
+from tests.fakes.issues import kill_sweep_at, rounding_issue
 from tests.gitlab_server.graphql_api import MAX_COMPLEXITY
 from tests.gitlab_server.server import GitLabServer
 from tests.test_gitlab_paths import SCOUT, TOKEN, TOKEN_ENV, Served, run_scout, serve_demo, state
@@ -452,21 +448,9 @@ def test_a_graphql_sweep_killed_anywhere_then_rerun_equals_a_rest_sweep(swept: S
     for trial, point in enumerate(points):
         config = _copy_store(swept.indexed, _config(swept.served, f"kill{trial}", "graphql"))
         db = config.parent / "scout.db"
-        process = subprocess.Popen(
-            [*SCOUT, "--config", str(config), "sweep"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-        while process.poll() is None and committed_issues(db) < point:
-            time.sleep(0.002)
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGKILL)
-            killed_at.append(committed_issues(db))
-        process.wait()
-        conn = sqlite3.connect(db)
-        assert conn.execute("pragma integrity_check").fetchone()[0] == "ok"
-        conn.close()
+        died = kill_sweep_at([*SCOUT, "--config", str(config), "sweep"], db, point, env)
+        if died is not None:
+            killed_at.append(died)
         done = run_scout(config, "sweep")
         assert done.code == 0, done.stderr
         assert state(db) == swept.rest, f"killed after {point} issues"

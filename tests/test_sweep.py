@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import signal
@@ -20,7 +19,7 @@ import pytest
 from scout.demo.builder import EstateBuilder
 from scout.demo.estate import build_demo_estate
 from tests.conftest import Result
-from tests.fakes.issues import committed_issues, rounding_issue
+from tests.fakes.issues import kill_sweep_at, rounding_issue
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 CANARY = "CANARY-7f3a9c-do-not-store"
@@ -109,18 +108,9 @@ def test_sigkill_at_any_point_then_rerun_equals_an_uninterrupted_sweep(tmp_path:
         trial_config = _busy_demo(trial_dir)
         db = trial_dir / "scout.db"
         subprocess.run([*run, str(trial_config), "index"], check=True, capture_output=True)
-        process = subprocess.Popen(
-            [*run, str(trial_config), "sweep"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        while process.poll() is None and committed_issues(db) < point:
-            time.sleep(0.002)
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGKILL)
-            killed_at.append(committed_issues(db))
-        process.wait()
-        conn = sqlite3.connect(db)
-        assert conn.execute("pragma integrity_check").fetchone()[0] == "ok"
-        conn.close()
+        died = kill_sweep_at([*run, str(trial_config), "sweep"], db, point)
+        if died is not None:
+            killed_at.append(died)
         subprocess.run([*run, str(trial_config), "sweep"], check=True, capture_output=True)
         assert _state(db) == expected, f"killed after {point} issues"
     # the kills must land at many different points, not all before or after the sweep

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -34,3 +38,26 @@ def committed_issues(db: Path) -> int:
             conn.close()
     except sqlite3.Error:
         return 0
+
+
+def kill_sweep_at(
+    command: list[str], db: Path, point: int, env: dict[str, str] | None = None
+) -> int | None:
+    """Run a sweep (``command``) and SIGKILL it once ``point`` issues are committed; the store
+    must pass SQLite's integrity check after. Returns where it died (None: it finished first)."""
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
+    killed_at = None
+    while process.poll() is None and committed_issues(db) < point:
+        time.sleep(0.002)
+    if process.poll() is None:
+        os.kill(process.pid, signal.SIGKILL)
+        killed_at = committed_issues(db)
+    process.wait()
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("pragma integrity_check").fetchone()[0] == "ok"
+    finally:
+        conn.close()
+    return killed_at
