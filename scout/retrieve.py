@@ -7,14 +7,11 @@ relevance threshold to configure (docs/design.md, invariant 9): an internal floo
 passages matched by nothing but terms so common that FTS5 gives them no weight.
 
 Speed: FTS5's cost is bm25 evaluated on every row any term matches, so one common word makes a
-question slow (bench/ measured 90% of latency going there). Retrieval therefore ranks in two
-stages when the corpus is large: the rarest terms (together matching at most a small share of
-the corpus) pick the rows to rank, and those rows get their exact full-query score. The result is
-exact, not approximate: a row matched by common terms alone can score at most the sum of those
-terms' largest possible BM25 contributions, and the stage is widened (or the full ranking run)
-unless that bound cannot reach the rows kept. On real documentation, common words in headings
-and code do outrank rows of rare terms; without that check the top 8 differed from the full
-ranking's on one question in twenty.
+question slow. Retrieval therefore ranks in stages (:func:`_exact_top`): the rarest terms' rows
+first, then the rows of the terms that could still outrank the rows kept, and never the rows
+that provably cannot. The result is exact, the full ranking's top rows, not an approximation:
+on real documentation common words in headings and code do outrank rows of rare terms, and a
+fast path that assumed otherwise missed the full ranking's top 8 on one question in twenty.
 """
 
 from __future__ import annotations
@@ -37,11 +34,11 @@ HEADING_WEIGHT = 2.0
 # FTS5 floors the idf of a term found in more than half the rows at 1e-6, so a passage matched by
 # such terms alone scores about -1e-6 per occurrence: that is noise, not evidence.
 NOISE_FLOOR = -1e-4
-# Two-stage ranking: the rare terms may match this share of the passages (and at least
-# MIN_RARE_ROWS, below which one full query is as cheap); see ``plan``.
+# Staged ranking: the first stage's rarest terms may match this share of the passages (and at
+# least MIN_RARE_ROWS, below which one full query is as cheap); see ``_exact_top``.
 RARE_SHARE = 0.05
 MIN_RARE_ROWS = 2_000
-# Rows fetched per passage wanted, so that copies of one section can be dropped (see _ranked).
+# Rows fetched per passage wanted, so that copies of one section can be dropped (see _distinct).
 DUPLICATE_ROOM = 2
 MAX_FETCH = 640  # a section copied more often than this leaves the list short
 # Bounds the MATCH expression: FTS5's cost grows with every OR'd term.
@@ -171,7 +168,9 @@ def variants(
     for first, second in joins(question, terms):
         # As for splits, the corpus's usage decides: "back up" becomes "backup" where the
         # corpus writes "backup" more often than "back up", and "custom event" stays as it is.
-        if count(literal(first + second)) > count(literal(f"{first} {second}")):
+        # (A joined word the corpus lacks needs no count of the pair: that is a phrase query.)
+        joined = count(literal(first + second))
+        if joined and joined > count(literal(f"{first} {second}")):
             out.append(first + second)
     for term in terms[:MAX_SPLIT_WORDS]:
         phrase = split(term, count, present)
@@ -237,31 +236,8 @@ def build_query(question: str) -> str:
 
 
 def rare_budget(passages: int) -> int:
-    """How many rows the rare terms of a question may match together."""
+    """How many rows the first stage may rank (see :func:`_exact_top`)."""
     return max(MIN_RARE_ROWS, int(passages * RARE_SHARE))
-
-
-def plan(terms: list[str], counts: list[int], budget: int) -> tuple[list[str], list[str]]:
-    """Split terms into those to score and the rare ones whose rows are ranked.
-
-    ``counts`` are the terms' document frequencies (a count above ``budget`` may be capped).
-    Terms that match nothing go: they add nothing to any score. The rare terms are the rarest,
-    taken while their counts together stay within ``budget``. An empty rare list means "rank
-    every matching row": when every term is rare (nothing to save) or none is (no safe filter).
-    """
-    live = [(count, n, term) for n, (term, count) in enumerate(zip(terms, counts, strict=True))]
-    live = [item for item in live if item[0] > 0]
-    rare: list[tuple[int, int, str]] = []
-    total = 0
-    for item in sorted(live):
-        if total + item[0] > budget:
-            break
-        rare.append(item)
-        total += item[0]
-    scored = [term for _, _, term in sorted(live, key=lambda item: item[1])]
-    if len(rare) == len(live):
-        return scored, []
-    return scored, [term for _, _, term in sorted(rare, key=lambda item: item[1])]
 
 
 def retrieve(
@@ -270,78 +246,144 @@ def retrieve(
     """The top ``limit`` passages for ``question``, best first, noise dropped.
 
     The question's terms, and the spellings of them the corpus uses (:func:`variants`), are
-    ranked by BM25. ``budget`` overrides :func:`rare_budget` (for tests and benchmarks of the
-    two stages).
+    ranked by BM25. ``budget`` overrides :func:`rare_budget` (``10**9`` ranks every matching
+    row in one query: the reference the stages are measured against).
     """
     check_passages(limit)
     terms = check_question(question)
-    two_stage = budget is not None
-    if budget is None:
-        total = store.passage_count()
-        two_stage = total > MIN_RARE_ROWS
-        budget = rare_budget(total)
+    total = store.passage_count()
+    # A term in more than half the rows has FTS5's floor idf, so no count needs to go further.
+    cap = total // 2 + 1
     counted: dict[str, int] = {}
+    indexed: dict[str, bool] = {}
 
     def count(match: str) -> int:
         if match not in counted:
-            counted[match] = store.count_matches(match, budget + 1)
+            counted[match] = store.count_matches(match, cap)
         return counted[match]
 
     def present(match: str) -> bool:
         # Whether a word is indexed at all: one row answers it, however common the word.
         if match in counted:
             return counted[match] > 0
-        return store.count_matches(match, 1) > 0
+        if match not in indexed:
+            indexed[match] = store.count_matches(match, 1) > 0
+        return indexed[match]
 
     terms = [*terms, *variants(question, terms, count, present)][:MAX_QUERY_TERMS]
-    if not two_stage:
-        return _ranked(store, terms, [], limit)
-    counts = [count(literal(term)) for term in terms]
-    scored, rare = plan(terms, counts, budget)
-    if not scored:
+    counts = {term: count(literal(term)) for term in terms}
+    # Terms that match nothing add nothing to any score.
+    live = [term for term in terms if counts[term]]
+    if not live:
         return []
-    if not rare:
-        return _ranked(store, scored, [], limit)
-    total = store.passage_count()
-    capped = dict(zip(terms, counts, strict=True))
-    common = [t for t in scored if t not in rare]
-    # Counts capped at the budget overstate a common term's bound: a question they send to the
-    # full ranking might have been proven by a first stage, at no cost to exactness.
-    if sum(max_score(total, capped[t]) for t in common) > sum(
-        max_score(total, capped[t]) for t in rare
-    ):
-        # The common terms could outscore the rare ones: the first stage would rarely prove
-        # its rows (measured on realdocs-dev at 100k: two thirds of chatty questions failed),
-        # and a failed proof costs more than the full ranking it then runs anyway.
-        return _ranked(store, scored, [], limit)
-    # The proof needs the common terms' real counts (theirs were capped at the budget).
-    hits_of = {
-        term: n if n <= budget else store.count_matches(literal(term), total + 1)
-        for term, n in capped.items()
-    }
-    bound = {term: max_score(total, hits_of[term]) for term in scored}
-    common.sort(key=lambda t: -bound[t])
-    hits, worst = _fetch(store, scored, rare, limit)
-    # A row matched by common terms alone scores at best -sum(their bounds). While that cannot
-    # reach the worst row kept, the top rows are exactly the full ranking's. Otherwise the
-    # common terms with the highest bounds join the rare ones until it cannot: the worst row
-    # kept only gets better as rows are added, so one more stage is certain to be exact.
-    unsure = sum(bound[t] for t in common)
-    if worst is not None and -unsure > worst:
-        return hits
-    widened = list(rare)
-    for term in common:
-        if worst is not None and -unsure > worst:
+    if budget is None:
+        budget = rare_budget(total) if total > MIN_RARE_ROWS else total
+    fetch = limit * DUPLICATE_ROOM
+    while True:
+        rows = _exact_top(store, live, counts, total, budget, fetch)
+        hits = _distinct(rows, limit)
+        # Copies of one section fill the first rows (see _distinct): fetch deeper.
+        if len(hits) == limit or len(rows) < fetch or fetch >= MAX_FETCH:
+            return hits
+        fetch *= 4
+
+
+def _exact_top(
+    store: Store, terms: list[str], counts: dict[str, int], total: int, budget: int, fetch: int
+) -> list[PassageHit]:
+    """The first ``fetch`` rows of the full BM25 ranking of ``terms``, exactly, best first.
+
+    FTS5 evaluates bm25() on every row any term matches (about a microsecond a row; finding the
+    rows costs a twentieth of that), so a question whose common words match half of 100k
+    passages costs 50 ms ranked in one query. Ranked in stages instead (MaxScore, Turtle and
+    Flood 1995), most of those rows are never scored: the rarest terms' rows are ranked first
+    (at most ``budget`` of them), each with its full-query score. A row not ranked yet matches
+    only the other terms, so it can score at most the sum of their largest contributions
+    (:func:`max_score`). The terms whose bounds together cannot reach the worst row kept are
+    left out; the rows of the rest that no ranked term matched are ranked next. A row is never
+    scored twice, and what is left out provably ranks below every row kept: the result is the
+    full ranking's, not an approximation of it (bench/ measures both, on real documentation).
+    """
+    first = _rarest(terms, counts, budget)
+    if len(first) == len(terms):
+        return _rank(store, _any(terms), fetch)
+    bound = {term: max_score(total, counts[term]) for term in terms}
+    ranked: list[str] = []
+    rows: list[PassageHit] = []
+    stage = first
+    while stage:
+        rows = sorted([*rows, *_rows_of(store, terms, stage, ranked, fetch)], key=_order)[:fetch]
+        ranked += stage
+        # Fewer rows than asked for: any row may still join them, so every term stays in play.
+        worst = rows[-1].score if len(rows) == fetch else 0.0
+        # The rarest of the terms still in play go next: their rows are the cheapest to rank,
+        # and the better rows they bring may leave the commoner terms out.
+        stage = essential([t for t in terms if t not in ranked], bound, -worst)
+    return rows
+
+
+def _rarest(terms: list[str], counts: dict[str, int], budget: int) -> list[str]:
+    """The rarest of ``terms`` (at least one) whose rows together stay within ``budget``."""
+    taken: list[str] = []
+    rows = 0
+    for term in sorted(terms, key=lambda t: counts[t]):
+        if taken and rows + counts[term] > budget:
             break
-        widened.append(term)
-        unsure -= bound[term]
-    # A widened stage runs two queries over its rows, the full ranking one over all of them.
-    if 2 * sum(hits_of[t] for t in widened) >= sum(hits_of[t] for t in scored):
-        return _ranked(store, scored, [], limit)
-    hits, worst = _fetch(store, scored, widened, limit)
-    if worst is None or -unsure <= worst:
-        return _ranked(store, scored, [], limit)
-    return hits
+        taken.append(term)
+        rows += counts[term]
+    return taken
+
+
+def essential(terms: list[str], bound: dict[str, float], needed: float) -> list[str]:
+    """The terms whose rows may still rank: all but the weakest ones, whose bounds together
+    stay under ``needed`` (a row matched by those alone cannot reach the worst row kept)."""
+    weakest = sorted(terms, key=lambda t: bound[t])
+    reach = 0.0
+    left_out = set()
+    for term in weakest:
+        if reach + bound[term] >= needed:
+            break
+        reach += bound[term]
+        left_out.add(term)
+    return [term for term in terms if term not in left_out]
+
+
+def _rows_of(
+    store: Store, terms: list[str], stage: list[str], ranked: list[str], fetch: int
+) -> list[PassageHit]:
+    """The top rows that match a ``stage`` term and no ``ranked`` one, scored over all ``terms``.
+
+    FTS5's bm25 is a sum of per-phrase contributions, and a phrase a row does not contain adds
+    nothing; but it computes every phrase's idf afresh for each query, scanning the phrase's
+    rows, which for common terms costs as much as scoring a few thousand rows. So two queries:
+    ``(others) AND (rows)`` scores the rows with one of the other terms, every phrase named
+    once, exactly; ``rows`` alone, without the others' phrases, scores every row on the stage's
+    terms only, which is exact for the rows without the other terms and no better than exact
+    for the rest. A row of the second list that is not in the first either has no other term
+    (its score is exact) or has one and ranked below every row of a full first list, and so
+    below the rows returned too.
+    """
+    others = [t for t in terms if t not in stage and t not in ranked]
+    rows = f"({_any(stage)}) NOT ({_any(ranked)})" if ranked else _any(stage)
+    if not others:
+        return _rank(store, rows, fetch)
+    with_others = _rank(store, f"({_any(others)}) AND ({rows})", fetch)
+    seen = {hit.id for hit in with_others}
+    alone = [hit for hit in _rank(store, rows, fetch) if hit.id not in seen]
+    return sorted([*with_others, *alone], key=_order)[:fetch]
+
+
+def _any(terms: list[str]) -> str:
+    return " OR ".join(literal(term) for term in terms)
+
+
+def _rank(store: Store, match: str, fetch: int) -> list[PassageHit]:
+    return store.search(match, fetch, heading_weight=HEADING_WEIGHT)
+
+
+def _order(hit: PassageHit) -> tuple[float, int]:
+    # The store's own order: score, then row (ties must break the same way in every stage).
+    return hit.score, hit.id
 
 
 # FTS5's bm25 (fts5_aux.c): k1 = 1.2 and b = 0.75, fixed; a phrase's idf is
@@ -352,31 +394,13 @@ BM25_K1 = 1.2
 
 
 def max_score(passages: int, matching: int) -> float:
-    """The most one query term (or phrase) can add to any row's BM25 score, as a magnitude."""
+    """The most one query term (or phrase) can add to any row's BM25 score, as a magnitude.
+
+    ``matching`` may be a count that stopped early: a larger true count only lowers the idf,
+    so the bound still holds.
+    """
     idf = math.log((passages - matching + 0.5) / (matching + 0.5))
     return max(idf, 1e-6) * (BM25_K1 + 1.0)
-
-
-def _ranked(store: Store, terms: list[str], rare: list[str], limit: int) -> list[PassageHit]:
-    return _fetch(store, terms, rare, limit)[0]
-
-
-def _fetch(
-    store: Store, terms: list[str], rare: list[str], limit: int
-) -> tuple[list[PassageHit], float | None]:
-    """Distinct top passages among the rows of ``rare`` (all rows if none), and the score of the
-    worst row fetched: ``None`` when the rows ran out before the fetch was full, since rows of
-    the other terms could then fill the gap. Fetches deeper while copies fill the first rows."""
-    match = " OR ".join(literal(term) for term in terms)
-    within = " OR ".join(literal(term) for term in rare) if rare else None
-    fetch = limit * DUPLICATE_ROOM
-    while True:
-        rows = store.search(match, fetch, heading_weight=HEADING_WEIGHT, within=within)
-        hits = _distinct(rows, limit)
-        full = len(rows) == fetch
-        if len(hits) == limit or not full or fetch >= MAX_FETCH:
-            return hits, rows[-1].score if full else None
-        fetch *= 4
 
 
 def _distinct(hits: list[PassageHit], limit: int) -> list[PassageHit]:

@@ -18,7 +18,7 @@ import pytest
 
 from bench.corpus import Vocabulary, passages, questions
 from bench.retrieval import build_store
-from scout.retrieve import plan, retrieve
+from scout.retrieve import essential, retrieve
 from scout.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,21 +55,20 @@ def test_the_smoke_run_prints_the_table_and_writes_every_figure(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    ("terms", "counts", "budget", "expected"),
+    ("bounds", "needed", "expected"),
     [
-        (["a", "b"], [10, 20], 100, (["a", "b"], [])),  # all rare: one full query
-        (["a", "b"], [500, 900], 100, (["a", "b"], [])),  # none rare: one full query
-        (["a", "b", "c"], [500, 3, 40], 100, (["a", "b", "c"], ["b", "c"])),
-        (["a", "b", "c"], [500, 60, 50], 100, (["a", "b", "c"], ["c"])),  # rarest first, in budget
-        (["a", "gone", "c"], [500, 0, 7], 100, (["a", "c"], ["c"])),  # matching nothing: dropped
-        (["gone"], [0], 100, ([], [])),
+        ({"a": 1.0, "b": 2.0, "c": 9.0}, 0.0, ["a", "b", "c"]),  # nothing kept yet: every term
+        ({"a": 1.0, "b": 2.0, "c": 9.0}, 3.5, ["c"]),  # a and b together reach 3 < 3.5
+        ({"a": 1.0, "b": 2.0, "c": 9.0}, 3.0, ["b", "c"]),  # reaching the worst row is enough
+        ({"a": 5.0, "b": 2.0, "c": 9.0}, 100.0, []),  # all three cannot reach it: done
+        ({"a": 2.0, "b": 2.0}, 2.5, ["b"]),  # equal bounds: one of them, in question order
     ],
-    ids=["all_rare", "none_rare", "rare_kept_in_order", "budget_stops", "unmatched", "nothing"],
+    ids=["no_rows_yet", "weak_terms_left_out", "ties_stay", "proven", "equal_bounds"],
 )
-def test_plan_ranks_the_rows_of_the_rarest_terms_within_budget(
-    terms: list[str], counts: list[int], budget: int, expected: tuple[list[str], list[str]]
+def test_essential_terms_are_those_whose_rows_could_still_rank(
+    bounds: dict[str, float], needed: float, expected: list[str]
 ) -> None:
-    assert plan(terms, counts, budget) == expected
+    assert essential(list(bounds), bounds, needed) == expected
 
 
 def test_two_stage_retrieval_agrees_with_the_full_query(tmp_path: Path) -> None:

@@ -91,40 +91,20 @@ class Corpus(Connected):
         ).fetchall()
         return [passage_from_row(row) for row in rows]
 
-    def search(
-        self,
-        match: str,
-        limit: int,
-        *,
-        heading_weight: float,
-        within: str | None = None,
-    ) -> list[PassageHit]:
+    def search(self, match: str, limit: int, *, heading_weight: float) -> list[PassageHit]:
         """Top passages for an FTS5 MATCH expression, BM25 with the heading column weighted.
 
-        ``match`` (and ``within``) must come from ``scout.retrieve``: raw user text is not safe
-        here. With ``within``, only rows matching it are ranked, each with its exact ``match``
-        score: FTS5's bm25 is a sum of independent per-phrase terms, so the score of
-        ``(match) AND (within)`` minus the score of ``within`` is the score of ``match``. That
-        scores the rows of the rare terms only, instead of every row of every common term.
+        ``match`` must come from ``scout.retrieve``: raw user text is not safe here. Ties break
+        by row, so that rankings made in parts (``scout.retrieve``) order them the same way.
         The top rows are found first and joined to their passages after, so passage text is
         read for ``limit`` rows, not for every match.
         """
-        bm25 = "bm25(passages_fts, ?, 1.0)"
         try:
-            if within is None:
-                top = self._db.execute(
-                    f"select rowid, {bm25} as score from passages_fts "
-                    "where passages_fts match ? order by score limit ?",
-                    [heading_weight, match, limit],
-                ).fetchall()
-            else:
-                query = f"select rowid, {bm25} from passages_fts where passages_fts match ?"
-                both = self._db.execute(
-                    query, [heading_weight, f"({match}) AND ({within})"]
-                ).fetchall()
-                alone = dict(self._db.execute(query, [heading_weight, within]).fetchall())
-                top = sorted(((r, s - alone[r]) for r, s in both), key=lambda x: (x[1], x[0]))
-                top = top[:limit]
+            top = self._db.execute(
+                "select rowid, bm25(passages_fts, ?, 1.0) as score from passages_fts "
+                "where passages_fts match ? order by score, rowid limit ?",
+                [heading_weight, match, limit],
+            ).fetchall()
             if not top:
                 return []
             marks = ", ".join("?" for _ in top)
