@@ -16,6 +16,7 @@ fast path that assumed otherwise missed the full ranking's top 8 on one question
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -76,6 +77,8 @@ def query_terms(question: str) -> list[str]:
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "es", "ed", "er", "ly", "s")
 
 
+# The offline provider stems every word of every passage it reads; most words repeat.
+@functools.lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     """A light suffix-stripping stem, enough to make "rotating keys" meet "rotate key"."""
     for suffix in _SUFFIXES:

@@ -1,13 +1,36 @@
-"""Every command of the ``scout`` group, in help order."""
+"""Every command of the ``scout`` group, in help order, with the module that holds it.
 
-from scout.cli.ask import ask
-from scout.cli.demo import demo
-from scout.cli.evaluate import evaluate
-from scout.cli.gaps import gaps
-from scout.cli.index import index
-from scout.cli.ingest import sweep, worker
-from scout.cli.report import report
-from scout.cli.search import search
-from scout.cli.signposts import signposts
+A command's module is imported when the command runs (or when help lists the commands), not
+when ``scout`` starts: ``scout ask`` behind a chat channel starts a process per question, and
+importing the sweep, the signpost audit and the report cost it about 25 ms it never used.
+"""
 
-ALL = [index, ask, search, sweep, worker, signposts, gaps, report, evaluate, demo]
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# name -> (module, attribute)
+COMMANDS = {
+    "index": ("scout.cli.index", "index"),
+    "ask": ("scout.cli.ask", "ask"),
+    "search": ("scout.cli.search", "search"),
+    "sweep": ("scout.cli.ingest", "sweep"),
+    "worker": ("scout.cli.ingest", "worker"),
+    "signposts": ("scout.cli.signposts", "signposts"),
+    "gaps": ("scout.cli.gaps", "gaps"),
+    "report": ("scout.cli.report", "report"),
+    "eval": ("scout.cli.evaluate", "evaluate"),
+    "demo": ("scout.cli.demo", "demo"),
+}
+
+
+def load(name: str) -> click.Command | None:
+    """The command called ``name``, its module imported now; None for no such command."""
+    if name not in COMMANDS:
+        return None
+    module, attribute = COMMANDS[name]
+    command = getattr(importlib.import_module(module), attribute)
+    assert isinstance(command, click.Command) and command.name == name
+    return command

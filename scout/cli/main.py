@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from scout.cli import commands
 from scout.cli.runtime import CONFIG_HELP, QUIET_HELP, Runtime
 from scout.errors import ScoutError, UsageError
 from scout.safe_text import printable
@@ -33,7 +34,18 @@ def _interrupt(_signum: int, _frame: object) -> None:
 
 
 class ScoutGroup(click.Group):
-    """Maps ScoutError subclasses to their exit codes with a one-line message on stderr."""
+    """Maps ScoutError subclasses to their exit codes with a one-line message on stderr, and
+    imports a command's module only when that command is wanted (``scout.cli.commands``)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        # Scout's own, then any added with cli.add_command (an embedding tool's).
+        return [
+            *commands.COMMANDS,
+            *(n for n in super().list_commands(ctx) if n not in commands.COMMANDS),
+        ]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return commands.load(cmd_name) or super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         # signal handlers can only be set from the main thread (an embedding caller may not be)
@@ -75,16 +87,6 @@ class ScoutGroup(click.Group):
 def cli(ctx: click.Context, config_path: str | None, quiet: bool) -> None:
     """Scout answers questions about a GitLab estate from its docs, with checked citations."""
     ctx.obj = Runtime(config_path, quiet=quiet)
-
-
-def _register() -> None:
-    from scout.cli import commands
-
-    for command in commands.ALL:
-        cli.add_command(command)
-
-
-_register()
 
 
 def main() -> None:

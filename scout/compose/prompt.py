@@ -32,6 +32,7 @@ NONCE_CHARS = 12
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # The two words of a delimiter, as they read once only Latin letters are left.
 _CORE = re.compile("BEGINPASSAGE|ENDPASSAGE")
+_NOT_LATIN = re.compile("[^A-Z]+")
 # Read as a dash or a gap around a delimiter's words, though Unicode files them as letters.
 _DASH_LETTERS = frozenset("\u30fc\u4e00\u2015\u2500\u2501\u3161\u1173")
 MAX_PASSES = 8  # more nested imitations than this and the whole text is withheld
@@ -55,6 +56,10 @@ def _imitations(text: str) -> list[tuple[int, int]]:
     over the dashes, spaces and number around them.
     """
     folded = fold(text)
+    # Most passages imitate nothing: the same reading over the whole text, at C speed, says so
+    # (str.upper of a text is the upper of each code point in turn, so nothing is missed).
+    if not _CORE.search(_NOT_LATIN.sub("", folded.upper())):
+        return []
     letters: list[str] = []
     where: list[int] = []
     for i, char in enumerate(folded):
