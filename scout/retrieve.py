@@ -283,7 +283,7 @@ def retrieve(
         budget = rare_budget(total) if total > MIN_RARE_ROWS else total
     fetch = limit * DUPLICATE_ROOM
     while True:
-        rows = _exact_top(store, live, counts, total, budget, fetch)
+        rows = _exact_top(store, live, counts, total, budget, limit, fetch)
         hits = _distinct(rows, limit)
         # Copies of one section fill the first rows (see _distinct): fetch deeper.
         if len(hits) == limit or len(rows) < fetch or fetch >= MAX_FETCH:
@@ -292,9 +292,16 @@ def retrieve(
 
 
 def _exact_top(
-    store: Store, terms: list[str], counts: dict[str, int], total: int, budget: int, fetch: int
+    store: Store,
+    terms: list[str],
+    counts: dict[str, int],
+    total: int,
+    budget: int,
+    limit: int,
+    fetch: int,
 ) -> list[PassageHit]:
-    """The first ``fetch`` rows of the full BM25 ranking of ``terms``, exactly, best first.
+    """Up to ``fetch`` rows of the full BM25 ranking of ``terms``, best first, with the exact
+    scores, and the same as the full ranking's as far as its first ``limit`` distinct passages.
 
     FTS5 evaluates bm25() on every row any term matches (about a microsecond a row; finding the
     rows costs a twentieth of that), so a question whose common words match half of 100k
@@ -317,8 +324,7 @@ def _exact_top(
     while stage:
         rows = sorted([*rows, *_rows_of(store, terms, stage, ranked, fetch)], key=_order)[:fetch]
         ranked += stage
-        # Fewer rows than asked for: any row may still join them, so every term stays in play.
-        worst = rows[-1].score if len(rows) == fetch else 0.0
+        worst = _needed(rows, limit, fetch)
         # The rarest of the terms still in play go next: their rows are the cheapest to rank,
         # and the better rows they bring may leave the commoner terms out.
         stage = essential([t for t in terms if t not in ranked], bound, -worst)
@@ -335,6 +341,19 @@ def _rarest(terms: list[str], counts: dict[str, int], budget: int) -> list[str]:
         taken.append(term)
         rows += counts[term]
     return taken
+
+
+def _needed(rows: list[PassageHit], limit: int, fetch: int) -> float:
+    """The score a row not ranked yet would have to beat to change the result.
+
+    The result is the first ``limit`` distinct passages, so once ``rows`` hold that many, only
+    the last of them has to be beaten, not the worst row fetched. Fewer rows than asked for:
+    any row may still join them (0, since BM25 scores are negative here).
+    """
+    kept = _distinct(rows, limit)
+    if len(kept) == limit:
+        return kept[-1].score
+    return rows[-1].score if len(rows) == fetch else 0.0
 
 
 def essential(terms: list[str], bound: dict[str, float], needed: float) -> list[str]:
@@ -371,8 +390,7 @@ def _rows_of(
     if not others:
         return _rank(store, rows, fetch)
     with_others = _rank(store, f"({_any(others)}) AND ({rows})", fetch)
-    seen = {hit.id for hit in with_others}
-    alone = [hit for hit in _rank(store, rows, fetch) if hit.id not in seen]
+    alone = _rank(store, f"({rows}) NOT ({_any(others)})", fetch)
     return sorted([*with_others, *alone], key=_order)[:fetch]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from scout.config import load_config
 from scout.corpus.index import index_estate
+from scout.corpus.passages import PASSAGES_FORMAT
 from scout.corpus.rules import CorpusRules
 from scout.demo.builder import EstateBuilder, Symlink
 from scout.forge.local import LocalForge
@@ -98,6 +100,26 @@ def test_an_unmoved_head_is_not_reread(
     assert summary["projects_indexed"] == 0 and summary["projects_unchanged"] == 2
     assert forge.requests["files"] == 0 and forge.requests["tree"] == 0
     assert forge.requests["head"] == 2
+
+
+def test_a_scout_that_cuts_passages_differently_rereads_every_project_once(
+    estate_builder: EstateBuilder, write_config: Callable[..., Path]
+) -> None:
+    # An upgrade that changes how files become passages (PASSAGES_FORMAT) must not leave the old
+    # passages in place until each project's next commit.
+    _estate(estate_builder).write()
+    config = write_config()
+    _summary, _forge, store = _run(config)
+    store.close()
+    with sqlite3.connect(store.path) as db:  # as an older Scout left it
+        db.execute("update projects set rules = replace(rules, ?, ?)", [
+            f"/passages-{PASSAGES_FORMAT}", f"/passages-{PASSAGES_FORMAT - 1}"
+        ])  # fmt: skip
+    summary, forge, _store = _run(config)
+    assert summary["projects_indexed"] == 2 and summary["projects_unchanged"] == 0
+    assert forge.requests["files"] > 0
+    summary, _forge, _store = _run(config)
+    assert summary["projects_unchanged"] == 2
 
 
 def test_a_moved_head_replaces_the_projects_passages(

@@ -117,6 +117,7 @@ def test_include_paths_stay_inside_the_repository(
         "sphinx/glossary.rst",
         "sphinx/directives.rst",
         "python-gitlab/README.rst",
+        "stencil-site/webdriverio-overview.md",
     ],
 )
 def test_rendering_keeps_every_line_in_place(name: str) -> None:
@@ -183,6 +184,31 @@ def test_mkdocs_admonition_bodies_are_prose_and_show_their_title() -> None:
     assert title in section.body
     assert "!!!" not in section.body and "<!--" not in section.body  # the body is not code
     assert "was released in , the last release" in section.body
+
+
+def test_docusaurus_admonitions_show_their_title_and_no_colons() -> None:
+    sections = split("stencil-site/webdriverio-overview.md")
+    setup = next(s for s in sections if s.heading == "WebdriverIO Overview > Overview > Set Up")
+    assert ":::" not in text_of(sections)
+    assert "\n\nCJS vs. ESM\n\nWebdriverIO's generated config" in setup.body
+    assert "\n\nType Clashes\n\nIt's possible that you run into" in setup.body
+    assert '```json\n  "types": ["jest"]\n```' in setup.body  # code inside one is code
+
+
+@pytest.mark.parametrize(
+    ("source", "shown"),
+    [
+        (":::note\nBody.\n:::", "Note\nBody."),
+        (":::tip[Mind the gap]\nBody.\n::::", "Mind the gap\nBody."),
+        ("::: {.warning}\nBody.\n:::", "Body."),
+        ("a ::: b\n\nBody.", "a ::: b\n\nBody."),
+        ("```\n:::note\n```", "```\n:::note\n```"),
+    ],
+    ids=["kind", "bracketed_title", "pandoc_div", "not_alone_on_its_line", "in_code"],
+)
+def test_container_lines_render_to_their_title(source: str, shown: str) -> None:
+    [section] = split_document("a.md", source + "\n")
+    assert section.body.strip("\n") == shown
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from scout.corpus.passages import split_document
+from scout.corpus.passages import PASSAGES_FORMAT, split_document
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
 from scout.errors import CannotCheck, ForgeError, NotFound
 from scout.forge.base import FileEntry, Forge, Project
@@ -286,7 +286,8 @@ def _index_project(
         web_url=project.web_url,
         indexed_sha=head,
         indexed_at=now(),
-        rules=rules.fingerprint,
+        # the rules it was read under, and how its files were cut into passages
+        rules=f"{rules.fingerprint}/passages-{PASSAGES_FORMAT}",
     )
     if (
         before is not None

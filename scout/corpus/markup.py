@@ -36,9 +36,16 @@ _ADMONITION = re.compile(
     re.MULTILINE,
 )
 
+# Docusaurus admonitions and Pandoc/MyST-style fenced containers: `:::note`, `:::tip Title`,
+# `:::info[Title]`, `::: {.warning}`, and the `:::` that closes them.
+_CONTAINER = re.compile(
+    r"""^([ \t]*):{3,}[ \t]*(?:([\w-]+)(?:[ \t]*\[([^\]\n]*)\]|[ \t]+([^\s{][^\n]*?))?"""
+    r"""|\{[^}\n]*\})?[ \t]*$""",
+    re.MULTILINE,
+)
 
 # Cheap substring tests before any regex runs: most documents hold none of these.
-_MARKS = ("<!--", "{{", "!!!", "???", "===", "}`")
+_MARKS = ("<!--", "{{", "!!!", "???", "===", "}`", ":::")
 _MYST_ROLE = re.compile(r"\{([\w.+:-]+)\}`([^`\n]+(?:\n[^`\n]+){0,3})`")
 
 
@@ -77,13 +84,23 @@ def _admonition_text(match: re.Match[str]) -> str:
     return indent + title
 
 
+def _container_text(match: re.Match[str]) -> str:
+    """A container's opening line as the title it shows (`:::tip Mind` -> "Mind", `:::note` ->
+    "Note"); its closing `:::` shows nothing."""
+    indent, kind = match.group(1), match.group(2)
+    title = match.group(3) if match.group(3) is not None else match.group(4)
+    if title is None:
+        title = kind.replace("-", " ").capitalize() if kind else ""
+    return indent + title.strip()
+
+
 def _keep_lines(match: re.Match[str]) -> str:
     return "\n" * match.group(0).count("\n")
 
 
 def render_markdown(lines: list[str], code: Iterable[tuple[int, int]]) -> list[str]:
-    """Markdown lines with HTML comments and Hugo shortcodes rendered; lines in the `code`
-    spans ([start, end), 0-based) are kept as written."""
+    """Markdown lines with HTML comments, Hugo shortcodes, MkDocs admonitions and Docusaurus
+    containers rendered; lines in the `code` spans ([start, end), 0-based) are kept as written."""
     out = list(lines)
     for start, end in _gaps(len(lines), code):
         chunk = "\n".join(lines[start:end])
@@ -92,6 +109,8 @@ def render_markdown(lines: list[str], code: Iterable[tuple[int, int]]) -> list[s
         chunk = _HTML_COMMENT.sub(_keep_lines, chunk)
         chunk = _SHORTCODE.sub(_shortcode_text, chunk)
         chunk = _ADMONITION.sub(_admonition_text, chunk)
+        if ":::" in chunk:
+            chunk = _CONTAINER.sub(_container_text, chunk)
         if "}`" in chunk:  # MyST roles in Sphinx's Markdown pages: {ref}`Title <label>`
             chunk = _MYST_ROLE.sub(lambda m: _shown(m.group(1), m.group(2)), chunk)
         rendered = chunk.split("\n")

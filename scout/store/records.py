@@ -49,7 +49,7 @@ class ProjectRow:
     web_url: str
     indexed_sha: str | None
     indexed_at: str | None
-    rules: str | None = None  # fingerprint of the corpus rules the project was indexed under
+    rules: str | None = None  # fingerprint of the corpus rules and passages format it was read by
 
 
 @dataclass(frozen=True)
