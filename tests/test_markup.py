@@ -317,3 +317,70 @@ def test_index_follows_includes_inside_the_repository_only(
     assert by_path["doc/linked.rst"] == ["after"] and by_path["doc/outside.rst"] == ["after"]
     assert by_path["doc/notes.md"] == ["Release notes live here."]
     assert by_path["doc/docs.rst"] == ["after"]
+
+
+# ---- MDX ---------------------------------------------------------------------------------------
+
+# Written for this test after Docusaurus' tabs page (no MDX page with a licence is in the
+# development corpus): front matter, ESM, a component over several lines, tabs with labels, a
+# code block holding the same markup, an MDX comment, and a paragraph line starting "export".
+MDX = """---
+title: Installing
+---
+
+import Tabs from '@theme/Tabs';
+
+import TabItem from '@theme/TabItem';
+
+# Install the runner
+
+Use `<Tabs>` to pick a package manager.
+
+<Tabs
+  groupId="package-managers"
+  defaultValue="npm">
+  <TabItem value="npm" label="npm" default>Run the npm command.</TabItem>
+  <TabItem value="yarn" label={'Yarn'}>
+
+```bash
+import this
+yarn add runner
+```
+
+  </TabItem>
+</Tabs>
+
+{/* Keep the list below in sync
+with the release notes. */}
+Then start it.
+export the logs with the export button.
+
+export const toc = [];
+"""
+
+
+def test_mdx_pages_are_markdown_without_their_code_and_components() -> None:
+    [section] = split_document("docs/install.mdx", MDX)
+    assert section.heading == "Installing > Install the runner"
+    assert section.body == (
+        "Use `<Tabs>` to pick a package manager.\n\n"
+        "  npm Run the npm command.\n  Yarn\n\n"
+        "```bash\nimport this\nyarn add runner\n```\n\n"
+        "Then start it.\nexport the logs with the export button."
+    )
+    assert (section.line_start, section.line_end) == (9, 30)
+    assert len(rendered_lines("docs/install.mdx", MDX)) == len(source_lines(MDX))
+    # In a Markdown page the same lines are text: ESM and JSX are MDX's.
+    plain = text_of(split_document("docs/install.md", MDX))
+    assert "import Tabs from '@theme/Tabs';" in plain and '<TabItem value="npm"' in plain
+
+
+def test_index_reads_mdx_pages(
+    estate_builder: EstateBuilder, write_config: Callable[..., Path]
+) -> None:
+    estate_builder.project("acme/site").commit({"docs/install.mdx": MDX}, "init")
+    estate_builder.write()
+    _summary, store = _index(write_config())
+    [passage] = store.passages("acme/site")
+    assert passage.path == "docs/install.mdx"
+    assert passage.heading == "Installing > Install the runner"

@@ -98,13 +98,59 @@ def _keep_lines(match: re.Match[str]) -> str:
     return "\n" * match.group(0).count("\n")
 
 
-def render_markdown(lines: list[str], code: Iterable[tuple[int, int]]) -> list[str]:
+# MDX (Docusaurus' .mdx pages): ESM `import`/`export` blocks (from column 0 to a blank line) run
+# as code, `{/* comments */}` show nothing, and a JSX component's tags (`<Tabs>`, `<TabItem
+# value="py" label="Python">`, over lines or not) show only its `label` or `title`, as a tab does.
+_MDX_ESM = re.compile(r"^(?:import|export)\b.*?(?=\n[ \t]*\n|\Z)", re.MULTILINE | re.DOTALL)
+_MDX_COMMENT = re.compile(r"\{/\*.*?(?:\*/\}|\Z)", re.DOTALL)
+_JSX_TAG = re.compile(r"</?[A-Z][\w.]*(?:\s[^<>]{0,2000})?/?>")
+_JSX_TITLE = re.compile(
+    r"""\b(?:label|title)\s*=\s*(?:"([^"]*)"|'([^']*)'|\{["'`]([^"'`]*)["'`]\})"""
+)
+
+
+def _jsx_text(match: re.Match[str]) -> str:
+    line_start = match.string.rfind("\n", 0, match.start()) + 1
+    if match.string.count("`", line_start, match.start()) % 2:
+        return match.group(0)  # inside a code span: `<Tabs>` is the name of the component
+    title = _JSX_TITLE.search(match.group(0))
+    shown = next((g for g in title.groups() if g is not None), "") if title else ""
+    rest = match.string[match.end() :].split("\n", 1)[0]
+    if shown and rest.strip():
+        shown += " "  # a tab's title before its text on the same line
+    return shown + "\n" * match.group(0).count("\n")
+
+
+def _esm_block(match: re.Match[str]) -> str:
+    # ESM opens a block (or follows the front matter): a paragraph line starting "export" is
+    # prose.
+    before = match.string[: match.start()].rstrip(" \t")
+    previous = before[:-1].rsplit("\n", 1)[-1].strip()
+    opens = not before.strip() or before.endswith("\n\n") or previous in ("---", "+++")
+    return _keep_lines(match) if opens else match.group(0)
+
+
+def render_mdx(chunk: str) -> str:
+    """MDX's own markup rendered (see above), line for line."""
+    chunk = _MDX_ESM.sub(_esm_block, chunk)
+    chunk = _MDX_COMMENT.sub(_keep_lines, chunk)
+    return _JSX_TAG.sub(_jsx_text, chunk)
+
+
+def render_markdown(
+    lines: list[str], code: Iterable[tuple[int, int]], *, mdx: bool = False
+) -> list[str]:
     """Markdown lines with HTML comments, Hugo shortcodes, MkDocs admonitions and Docusaurus
-    containers rendered; lines in the `code` spans ([start, end), 0-based) are kept as written."""
+    containers rendered (and MDX's own markup, for an .mdx page); lines in the `code` spans
+    ([start, end), 0-based) are kept as written."""
     out = list(lines)
     for start, end in _gaps(len(lines), code):
         chunk = "\n".join(lines[start:end])
+        if mdx:
+            chunk = render_mdx(chunk)
         if not any(mark in chunk for mark in _MARKS):
+            if mdx:
+                out[start:end] = chunk.split("\n")
             continue
         chunk = _HTML_COMMENT.sub(_keep_lines, chunk)
         chunk = _SHORTCODE.sub(_shortcode_text, chunk)

@@ -26,6 +26,9 @@ from scout.corpus import markdown, markup, rst
 
 log = logging.getLogger(__name__)
 
+# Markdown, and MDX (Markdown with JSX, Docusaurus' .mdx pages).
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+
 # How files become passages, as a version: a release that changes what a passage holds (a markup
 # rule, a heading rule) raises it, and `scout index` then re-reads every project once, rather
 # than keeping the old passages until each project's next commit.
@@ -107,8 +110,8 @@ def split_document(path: str, text: str, read: Reader | None = None) -> list[Sec
     files they name (inside the repository only; see `include_path`), cited at those files."""
     name = path.rsplit("/", 1)[-1].lower()
     includes: list[tuple[int, str]] = []
-    if name.endswith((".md", ".markdown")):
-        sections = split_markdown(text, includes)
+    if name.endswith(MARKDOWN_SUFFIXES):
+        sections = split_markdown(text, includes, mdx=name.endswith(".mdx"))
     elif name.endswith(".rst"):
         sections = split_rst(text, includes)
     else:
@@ -161,13 +164,13 @@ def rendered_lines(path: str, text: str) -> list[str]:
     rendered (`markup`), one for one, so passage line numbers stay the source's."""
     lines = _bounded_lines(text)
     name = path.rsplit("/", 1)[-1].lower()
-    if name.endswith((".md", ".markdown")):
+    if name.endswith(MARKDOWN_SUFFIXES):
         src = "\n".join(lines[:MAX_PARSED_LINES]).replace("\r", " ")
         try:
             found = markdown.outline(src)
         except Exception:  # as in split_markdown: the file is then plain text
             return lines
-        rendered = markup.render_markdown(lines, found.code)
+        rendered = markup.render_markdown(lines, found.code, mdx=name.endswith(".mdx"))
         for start, end, _argument in found.includes:
             rendered[start:end] = [""] * (end - start)
         if found.description is not None:
@@ -187,11 +190,13 @@ def _render_rst(lines: list[str]) -> markup.RstMarkup:
     return rendered
 
 
-def split_markdown(text: str, includes: list[tuple[int, str]] | None = None) -> list[Section]:
-    """Passages of a Markdown file: ATX and setext headings, front matter dropped (its `title:`
-    heads the path), anchors as GitLab generates them (duplicates numbered -1, -2, ...) unless a
-    heading sets its own (`{#id}`), HTML comments and Hugo shortcodes rendered (`markup`), and a
-    table cut across passages repeating its header row."""
+def split_markdown(
+    text: str, includes: list[tuple[int, str]] | None = None, *, mdx: bool = False
+) -> list[Section]:
+    """Passages of a Markdown (or MDX) file: ATX and setext headings, front matter dropped (its
+    `title:` heads the path), anchors as GitLab generates them (duplicates numbered -1, -2, ...)
+    unless a heading sets its own (`{#id}`), generator markup rendered (`markup`), and a table
+    cut across passages repeating its header row."""
     lines = _bounded_lines(text)
     # markdown-it treats a lone "\r" as a line break; a space keeps its line map aligned with ours.
     src = "\n".join(lines[:MAX_PARSED_LINES]).replace("\r", " ")
@@ -223,7 +228,7 @@ def split_markdown(text: str, includes: list[tuple[int, str]] | None = None) -> 
                 name = f"{other}{joiner}{count}" if count else other
                 if other and name != anchors[-1]:
                     variants.append((start, name))
-    rendered = markup.render_markdown(lines, found.code)
+    rendered = markup.render_markdown(lines, found.code, mdx=mdx)
     for start, end, argument in found.includes:  # the directive shows the included file
         rendered[start:end] = [""] * (end - start)
         if includes is not None:

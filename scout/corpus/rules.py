@@ -19,7 +19,7 @@ from scout.corpus.languages import left_out
 from scout.forge.base import FileEntry, Project, in_groups
 
 MAX_FILE_BYTES = 1 << 20  # 1 MiB: larger "docs" are generated dumps, not prose people wrote
-DOC_SUFFIXES = {".md", ".markdown", ".rst"}
+DOC_SUFFIXES = {".md", ".markdown", ".mdx", ".rst"}
 README_NAMES = {"readme", "readme.txt"}
 
 
