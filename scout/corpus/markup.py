@@ -78,20 +78,21 @@ def _shortcode_text(match: re.Match[str]) -> str:
 def _admonition_text(match: re.Match[str]) -> str:
     """A MkDocs admonition or tab opener as the title it shows: `!!! note "Mind"` -> "Mind",
     `!!! note` -> "Note", `=== "Linux"` -> "Linux"."""
-    indent, kind, title = match.group(1), match.group(2), match.group(3)
+    return _titled(match.group(1), match.group(2), match.group(3))
+
+
+def _titled(indent: str, kind: str | None, title: str | None) -> str:
+    """A box's opening line as the reader sees it: its title, else its kind ("Note")."""
     if title is None:
         title = kind.replace("-", " ").capitalize() if kind else ""
-    return indent + title
+    return indent + title.strip()
 
 
 def _container_text(match: re.Match[str]) -> str:
     """A container's opening line as the title it shows (`:::tip Mind` -> "Mind", `:::note` ->
     "Note"); its closing `:::` shows nothing."""
-    indent, kind = match.group(1), match.group(2)
     title = match.group(3) if match.group(3) is not None else match.group(4)
-    if title is None:
-        title = kind.replace("-", " ").capitalize() if kind else ""
-    return indent + title.strip()
+    return _titled(match.group(1), match.group(2), title)
 
 
 def _keep_lines(match: re.Match[str]) -> str:
