@@ -309,8 +309,8 @@ def _exact_top(
     Flood 1995), most of those rows are never scored: the rarest terms' rows are ranked first
     (at most ``budget`` of them), each with its full-query score. A row not ranked yet matches
     only the other terms, so it can score at most the sum of their largest contributions
-    (:func:`max_score`). The terms whose bounds together cannot reach the worst row kept are
-    left out; the rows of the rest that no ranked term matched are ranked next. A row is never
+    (:func:`max_score`). The terms whose bounds together cannot reach the last passage kept
+    are left out; the rows of the rest that no ranked term matched are ranked next. A row is never
     scored twice, and what is left out provably ranks below every row kept: the result is the
     full ranking's, not an approximation of it (bench/ measures both, on real documentation).
     """
@@ -325,8 +325,7 @@ def _exact_top(
         rows = sorted([*rows, *_rows_of(store, terms, stage, ranked, fetch)], key=_order)[:fetch]
         ranked += stage
         worst = _needed(rows, limit, fetch)
-        # The rarest of the terms still in play go next: their rows are the cheapest to rank,
-        # and the better rows they bring may leave the commoner terms out.
+        # All the terms still in play go next (one at a time, rarest first, was slower: bench/).
         stage = essential([t for t in terms if t not in ranked], bound, -worst)
     return rows
 
@@ -358,7 +357,7 @@ def _needed(rows: list[PassageHit], limit: int, fetch: int) -> float:
 
 def essential(terms: list[str], bound: dict[str, float], needed: float) -> list[str]:
     """The terms whose rows may still rank: all but the weakest ones, whose bounds together
-    stay under ``needed`` (a row matched by those alone cannot reach the worst row kept)."""
+    stay under ``needed`` (a row matched by those alone cannot reach the last passage kept)."""
     weakest = sorted(terms, key=lambda t: bound[t])
     reach = 0.0
     left_out = set()
@@ -376,14 +375,10 @@ def _rows_of(
     """The top rows that match a ``stage`` term and no ``ranked`` one, scored over all ``terms``.
 
     FTS5's bm25 is a sum of per-phrase contributions, and a phrase a row does not contain adds
-    nothing; but it computes every phrase's idf afresh for each query, scanning the phrase's
-    rows, which for common terms costs as much as scoring a few thousand rows. So two queries:
-    ``(others) AND (rows)`` scores the rows with one of the other terms, every phrase named
-    once, exactly; ``rows`` alone, without the others' phrases, scores every row on the stage's
-    terms only, which is exact for the rows without the other terms and no better than exact
-    for the rest. A row of the second list that is not in the first either has no other term
-    (its score is exact) or has one and ranked below every row of a full first list, and so
-    below the rows returned too.
+    nothing. So the rows are split in two, each scored once and exactly: ``(others) AND
+    (rows)``, the rows with one of the other terms, names every phrase once; ``(rows) NOT
+    (others)``, the rows without, holds none of the others' phrases. (Scoring the stage's rows
+    alone and subtracting, as the first fast path did, scored every row twice.)
     """
     others = [t for t in terms if t not in stage and t not in ranked]
     rows = f"({_any(stage)}) NOT ({_any(ranked)})" if ranked else _any(stage)

@@ -490,6 +490,12 @@ HOSTILE = {
     "only CRs": "\r" * 10_000,
     "unclosed front matter": "---\ntitle: x\n" + "a: b\n" * 1_000,
     "more lines than are parsed": "#\n" * 60_000,
+    "a container title of 500,000 spaces": ":::note" + " " * 500_000 + "x\n",
+    "40,000 component tags on a line": "<Tab label='x'>y</Tab> " * 40_000,
+    "50,000 export paragraphs": "text\nexport a\n\n" * 50_000,
+    "200,000 unclosed MDX comments": "{/* " * 200_000,
+    "code spans between tags": "`a` <Tab> " * 80_000,
+    "a 1 MB tag name": "<A" + "b" * 1_000_000,
 }
 
 
@@ -502,6 +508,14 @@ def test_hostile_input_is_bounded(text: str, split: Callable[[str], list[Section
     path = {split_markdown: "a.md", split_rst: "a.rst", split_plain: "README"}[split]
     check(text, sections, path)
     assert all(len(s.heading) <= 5 * MAX_HEADING_CHARS for s in sections)
+
+
+@pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_mdx_is_bounded(text: str) -> None:
+    started = time.perf_counter()
+    sections = split_document("a.mdx", text)
+    assert time.perf_counter() - started < 10
+    assert all(len(s.body) <= MAX_PASSAGE_CHARS for s in sections)
 
 
 def test_ten_thousand_headings_keep_every_section() -> None:

@@ -38,8 +38,9 @@ _ADMONITION = re.compile(
 
 # Docusaurus admonitions and Pandoc/MyST-style fenced containers: `:::note`, `:::tip Title`,
 # `:::info[Title]`, `::: {.warning}`, and the `:::` that closes them.
+# (A title runs to the end of its line, greedily: no backtracking over a long line's spaces.)
 _CONTAINER = re.compile(
-    r"""^([ \t]*):{3,}[ \t]*(?:([\w-]+)(?:[ \t]*\[([^\]\n]*)\]|[ \t]+([^\s{][^\n]*?))?"""
+    r"""^([ \t]*):{3,}[ \t]*(?:([\w-]+)(?:[ \t]*\[([^\]\n]*)\]|[ \t]+([^\s{][^\n]*))?"""
     r"""|\{[^}\n]*\})?[ \t]*$""",
     re.MULTILINE,
 )
@@ -104,30 +105,30 @@ def _keep_lines(match: re.Match[str]) -> str:
 # value="py" label="Python">`, over lines or not) show only its `label` or `title`, as a tab does.
 _MDX_ESM = re.compile(r"^(?:import|export)\b.*?(?=\n[ \t]*\n|\Z)", re.MULTILINE | re.DOTALL)
 _MDX_COMMENT = re.compile(r"\{/\*.*?(?:\*/\}|\Z)", re.DOTALL)
-_JSX_TAG = re.compile(r"</?[A-Z][\w.]*(?:\s[^<>]{0,2000})?/?>")
+# A code span comes first in the alternation, so a tag inside one (`<Tabs>`) is left as written.
+_JSX_TAG = re.compile(r"(`[^`\n]*`)|</?[A-Z][\w.]*(?:\s[^<>]{0,2000})?/?>")
+_TEXT_FOLLOWS = re.compile(r"[ \t]*[^\s]")
 _JSX_TITLE = re.compile(
     r"""\b(?:label|title)\s*=\s*(?:"([^"]*)"|'([^']*)'|\{["'`]([^"'`]*)["'`]\})"""
 )
 
 
 def _jsx_text(match: re.Match[str]) -> str:
-    line_start = match.string.rfind("\n", 0, match.start()) + 1
-    if match.string.count("`", line_start, match.start()) % 2:
-        return match.group(0)  # inside a code span: `<Tabs>` is the name of the component
+    if match.group(1) is not None:
+        return match.group(1)  # a code span
     title = _JSX_TITLE.search(match.group(0))
     shown = next((g for g in title.groups() if g is not None), "") if title else ""
-    rest = match.string[match.end() :].split("\n", 1)[0]
-    if shown and rest.strip():
+    if shown and _TEXT_FOLLOWS.match(match.string, match.end()):
         shown += " "  # a tab's title before its text on the same line
     return shown + "\n" * match.group(0).count("\n")
 
 
 def _esm_block(match: re.Match[str]) -> str:
     # ESM opens a block (or follows the front matter): a paragraph line starting "export" is
-    # prose.
-    before = match.string[: match.start()].rstrip(" \t")
-    previous = before[:-1].rsplit("\n", 1)[-1].strip()
-    opens = not before.strip() or before.endswith("\n\n") or previous in ("---", "+++")
+    # prose. Only the line before is read, so many matches cost no more than the text.
+    at = match.start()
+    previous = match.string[match.string.rfind("\n", 0, at - 1) + 1 : at].strip() if at else ""
+    opens = previous in ("", "---", "+++")
     return _keep_lines(match) if opens else match.group(0)
 
 

@@ -539,7 +539,9 @@ def _pack(
     if depth == 3:
         line = lines[start]
         for offset in range(0, len(line), limit):
-            pieces.append((start, start, line[offset : offset + limit]))
+            piece = line[offset : offset + limit]
+            if piece.strip():  # a slice of a long run of spaces would be a passage of nothing
+                pieces.append((start, start, piece))
         return
     if depth == 0:
         cuts = _between(boundaries, start, end)
