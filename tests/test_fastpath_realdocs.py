@@ -63,16 +63,24 @@ def questions(store: Store) -> list[str]:
     return ASKED + [f"how do I use {h} in my stencil component?" for h in headings]
 
 
-def test_staged_ranking_equals_the_full_ranking(store: Store, questions: list[str]) -> None:
-    budget = store.passage_count() // 20
-    assert budget > 10 and len(questions) > 60
+@pytest.mark.parametrize(
+    ("share", "top"),
+    [(0.05, TOP), (0.0, TOP), (0.05, 1), (0.05, 20)],
+    ids=["5%", "one_term_a_stage", "top_1", "top_20"],
+)
+def test_staged_ranking_equals_the_full_ranking(
+    store: Store, questions: list[str], share: float, top: int
+) -> None:
+    # A budget of 0 still takes the rarest term first: the most stages a question can have.
+    budget = int(store.passage_count() * share)
+    assert len(questions) > 60
     staged_questions = 0  # questions ranked in stages rather than in one query
     statements: list[str] = []
     store.trace(statements.append)
     for question in questions:
-        full = retrieve(store, question, TOP, budget=10**9)
+        full = retrieve(store, question, top, budget=10**9)
         statements.clear()
-        staged = retrieve(store, question, TOP, budget=budget)
+        staged = retrieve(store, question, top, budget=budget)
         staged_questions += any(" NOT (" in sql for sql in statements)
         # the same rows, in the same order, with the same scores
         assert [(h.id, round(h.score, 9)) for h in staged] == [
