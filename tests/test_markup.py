@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from scout.config import load_config
+from scout.corpus import rst
 from scout.corpus.index import index_estate
 from scout.corpus.markup import heading_attributes, render_roles, strip_shortcodes
 from scout.corpus.passages import (
@@ -116,6 +117,7 @@ def test_include_paths_stay_inside_the_repository(
         "mkdocs-material/projects.md",
         "sphinx/glossary.rst",
         "sphinx/directives.rst",
+        "sphinx/deprecated.rst",
         "python-gitlab/README.rst",
         "stencil-site/webdriverio-overview.md",
     ],
@@ -384,3 +386,39 @@ def test_index_reads_mdx_pages(
     [passage] = store.passages("acme/site")
     assert passage.path == "docs/install.mdx"
     assert passage.heading == "Installing > Install the runner"
+
+
+# ---- reST tables cut across passages -----------------------------------------------------------
+
+
+def test_a_cut_list_table_repeats_its_header_rows() -> None:
+    sections = split("sphinx/deprecated.rst")
+    header = "   * - Target\n     - Deprecated\n     - Removed\n     - Alternatives"
+    inside = [s for s in sections if "     - Deprecated\n" in s.body or "   * - ``" in s.body]
+    assert len(inside) >= 3
+    assert header in inside[0].body  # the table's own header, where it is
+    for section in inside[1:]:
+        assert section.body.startswith(header + "\n   * - ")
+        assert len(section.body) <= MAX_PASSAGE_CHARS
+    # Every row is in one passage only.
+    rows = [line for s in inside for line in s.body.split("\n") if line.startswith("   * - ``")]
+    assert len(rows) == len(set(rows))
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("+---+---+\n| a | b |\n+===+===+\n| 1 | 2 |\n+---+---+\n", [(0, 5, 3)]),
+        ("+---+---+\n| 1 | 2 |\n+---+---+\n", []),  # no header rule: no header
+        ("\n=== ===\n a   b\n=== ===\n 1   2\n\n 3   4\n=== ===\n\nafter\n", [(1, 8, 4)]),
+        ("\n=== ===\n 1   2\n=== ===\n\n=== ===\n", []),  # closed by its second rule
+        (".. list-table:: T\n   :header-rows: 1\n\n   * - a\n     - b\n   * - 1\n     - 2\n",
+         [(3, 7, 5)]),
+        (".. list-table:: T\n\n   * - a\n   * - 1\n", []),  # no header rows
+        ("Title\n=====\n\ntext\n", []),  # a title's line is one column: not a table
+    ],
+    ids=["grid", "grid_no_header", "simple", "simple_no_header", "list_table",
+         "list_table_no_header", "title"],
+)  # fmt: skip
+def test_rst_tables_and_their_headers(source: str, expected: list[tuple[int, int, int]]) -> None:
+    assert rst.tables(source.split("\n")) == expected

@@ -249,7 +249,7 @@ def split_markdown(
         found.title,
         anchors,
         extra=variants,
-        tables=found.tables,
+        tables=[(start, end, start + 2) for start, end in found.tables],
     )
 
 
@@ -293,7 +293,10 @@ def split_rst(text: str, includes: list[tuple[int, str]] | None = None) -> list[
         moved[target] = (min(start, line), end, level, heading)
         extra.append((k, ident))
     extra += [(line, "term-" + (rst.docutils_id(term) or term)) for line, term in rendered.terms]
-    return _assemble(rendered.lines, moved, block_starts, 0, title, anchors, extra=extra)
+    tables = rst.tables(lines)
+    return _assemble(
+        rendered.lines, moved, block_starts, 0, title, anchors, extra=extra, tables=tables
+    )
 
 
 def split_plain(text: str) -> list[Section]:
@@ -413,13 +416,14 @@ def _assemble(
     anchors: Sequence[str | None],
     *,
     extra: Sequence[tuple[int, str]] = (),
-    tables: Sequence[tuple[int, int]] = (),
+    tables: Sequence[tuple[int, int, int]] = (),
 ) -> list[Section]:
     """Sections from an outline: one region per heading (and one before the first), each cut
     into pieces that fit the bound. `headings` are (start, end, level, text), 0-based, end
     exclusive, in order, and `anchors` their ids; `block_starts` are the lines where cutting is
-    gentlest; `extra` are (line, id) anchors of the section holding that line; a piece that
-    starts inside a table repeats the table's header row (the lines before its delimiter row)."""
+    gentlest; `extra` are (line, id) anchors of the section holding that line; `tables` are
+    (start, end, body start): a piece that starts inside a table's body repeats its header (the
+    lines from its start to its body)."""
     prefix = _prefix(lines)
     boundaries = sorted(set(block_starts))
     ordered: list[tuple[int, int, int, str, str | None]] = []
@@ -462,9 +466,9 @@ def _assemble(
             continue
         for number, (first, last, body) in enumerate(pieces):
             line_start = heading_line if number == 0 and heading_line is not None else first
-            row = _table_row_start(tables, first)
-            if header and row is not None:
-                body = f"{_lines_header(lines, row)}\n{body}"
+            table = _table_of_row(tables, first)
+            if header and table is not None:
+                body = f"{_lines_header(lines, table)}\n{body}"
             # An id lands on the piece holding its line (a label above a block: the next piece).
             after = pieces[number - 1][1] if number else -1
             until = last if number < len(pieces) - 1 else body_end
@@ -475,23 +479,25 @@ def _assemble(
     return sections
 
 
-def _table_header(lines: list[str], tables: Sequence[tuple[int, int]], start: int, end: int) -> str:
-    """The longest header row (with its delimiter row) of the tables in [start, end)."""
-    inside = tables[bisect_left(tables, (start, 0)) : bisect_left(tables, (end, 0))]
-    headers = [_lines_header(lines, t) for t, t_end in inside if t_end > t + 2]
+def _table_header(
+    lines: list[str], tables: Sequence[tuple[int, int, int]], start: int, end: int
+) -> str:
+    """The longest header (with its rule) of the tables with a body in [start, end)."""
+    inside = tables[bisect_left(tables, (start, 0, 0)) : bisect_left(tables, (end, 0, 0))]
+    headers = [_lines_header(lines, table) for table in inside if table[1] > table[2]]
     header = max(headers, key=len, default="")
     return header if len(header) <= MAX_TABLE_HEADER_CHARS else ""  # too big to repeat
 
 
-def _lines_header(lines: list[str], table: int) -> str:
-    return "\n".join(lines[table : table + 2])
+def _lines_header(lines: list[str], table: tuple[int, int, int]) -> str:
+    return "\n".join(lines[table[0] : table[2]]).rstrip("\n \t")
 
 
-def _table_row_start(tables: Sequence[tuple[int, int]], line: int) -> int | None:
-    """The start of the table whose body rows (past header and delimiter) hold `line`."""
-    index = bisect_right(tables, (line, 1 << 62)) - 1  # the last table starting at or before
-    if index >= 0 and tables[index][0] + 2 <= line < tables[index][1]:
-        return tables[index][0]
+def _table_of_row(tables: Sequence[tuple[int, int, int]], line: int) -> tuple[int, int, int] | None:
+    """The table whose body (past its header) holds `line`."""
+    index = bisect_right(tables, (line, 1 << 62, 1 << 62)) - 1  # the last starting at or before
+    if index >= 0 and tables[index][2] <= line < tables[index][1]:
+        return tables[index]
     return None
 
 

@@ -130,3 +130,91 @@ def document_title(lines: list[str]) -> str | None:
         if directive is not None:
             return title_text(directive.group(1).strip())
     return None
+
+
+# ---- tables whose header a cut must repeat -----------------------------------------------------
+
+_LIST_TABLE = re.compile(r"^(\s*)\.\.\s+list-table::")
+_HEADER_ROWS = re.compile(r"^\s+:header-rows:\s*(\d+)\s*$")
+_OPTION_LINE = re.compile(r"^\s+:[\w-]+:")
+_ROW = re.compile(r"^(\s*)\*\s")
+_GRID_BORDER = re.compile(r"^\s*\+(?:-+\+)+\s*$")
+_GRID_HEADER_RULE = re.compile(r"^\s*\+(?:=+\+)+\s*$")
+_SIMPLE_RULE = re.compile(r"^\s*=+(?:[ \t]+=+)+\s*$")  # two columns at least: not a title's line
+MAX_TABLE_LINES = 5_000  # a simple table is looked for this far: bounded work per rule line
+
+
+def tables(lines: list[str]) -> list[tuple[int, int, int]]:
+    """Tables with a header row, as (start, end, body start), 0-based, end exclusive: the lines
+    [start, body start) are the header a passage starting inside the body repeats. A
+    `list-table` with `:header-rows:` (its rows are bullets), a grid table with a `+===+` rule
+    under its header, and a simple table whose header sits between its first two rules."""
+    found: list[tuple[int, int, int]] = []
+    i = 0
+    while i < len(lines):
+        span = _list_table(lines, i) or _grid_table(lines, i) or _simple_table(lines, i)
+        if span is None:
+            i += 1
+            continue
+        if span[2] < span[1]:  # a header with no rows under it has nothing to repeat for
+            found.append(span)
+        i = max(span[1], i + 1)
+    return found
+
+
+def _list_table(lines: list[str], i: int) -> tuple[int, int, int] | None:
+    directive = _LIST_TABLE.match(lines[i])
+    if directive is None:
+        return None
+    indent = len(directive.group(1))
+    header_rows, k = 0, i + 1
+    while k < len(lines) and _OPTION_LINE.match(lines[k]):
+        rows = _HEADER_ROWS.match(lines[k])
+        header_rows = int(rows.group(1)) if rows else header_rows
+        k += 1
+    end = k
+    row_starts: list[int] = []
+    while end < len(lines) and (_blank(lines[end]) or _indent(lines[end]) > indent):
+        row = _ROW.match(lines[end])
+        if row and (not row_starts or len(row.group(1)) == _indent(lines[row_starts[0]])):
+            row_starts.append(end)
+        end += 1
+    while end > k and _blank(lines[end - 1]):
+        end -= 1
+    if not header_rows or len(row_starts) <= header_rows:
+        return (i, end, end)  # no header, or no rows below it
+    return (row_starts[0], end, row_starts[header_rows])
+
+
+def _grid_table(lines: list[str], i: int) -> tuple[int, int, int] | None:
+    if not _GRID_BORDER.match(lines[i]):
+        return None
+    end, rule = i + 1, None
+    while end < len(lines) and lines[end].strip()[:1] in ("+", "|"):
+        if rule is None and _GRID_HEADER_RULE.match(lines[end]):
+            rule = end
+        end += 1
+    return (i, end, rule + 1 if rule is not None else end)
+
+
+def _simple_table(lines: list[str], i: int) -> tuple[int, int, int] | None:
+    """Top rule, header rows, a rule, body rows, and a closing rule followed by a blank line (or
+    the end); a table whose second rule closes it has no header."""
+    if not _SIMPLE_RULE.match(lines[i]) or (i and not _blank(lines[i - 1])):
+        return None
+    middle = None
+    for k in range(i + 1, min(len(lines), i + MAX_TABLE_LINES)):
+        if not _SIMPLE_RULE.match(lines[k]):
+            continue
+        closes = k + 1 >= len(lines) or _blank(lines[k + 1])
+        if middle is None and closes:
+            return (i, k + 1, k + 1)
+        if middle is None:
+            middle = k
+        elif closes:
+            return (i, k + 1, middle + 1)
+    return None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
