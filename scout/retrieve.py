@@ -320,13 +320,16 @@ def _exact_top(
     bound = {term: max_score(total, counts[term]) for term in terms}
     ranked: list[str] = []
     rows: list[PassageHit] = []
-    stage = first
+    stage, needed = first, 0.0
     while stage:
-        rows = sorted([*rows, *_rows_of(store, terms, stage, ranked, fetch)], key=_order)[:fetch]
+        # Rows with the stage's terms and no other can score no more than those terms' bounds.
+        alone = sum(bound[term] for term in stage) >= needed
+        found = _rows_of(store, terms, stage, ranked, fetch, alone=alone)
+        rows = sorted([*rows, *found], key=_order)[:fetch]
         ranked += stage
-        worst = _needed(rows, limit, fetch)
+        needed = -_needed(rows, limit, fetch)
         # All the terms still in play go next (one at a time, rarest first, was slower: bench/).
-        stage = essential([t for t in terms if t not in ranked], bound, -worst)
+        stage = essential([t for t in terms if t not in ranked], bound, needed)
     return rows
 
 
@@ -370,9 +373,10 @@ def essential(terms: list[str], bound: dict[str, float], needed: float) -> list[
 
 
 def _rows_of(
-    store: Store, terms: list[str], stage: list[str], ranked: list[str], fetch: int
+    store: Store, terms: list[str], stage: list[str], ranked: list[str], fetch: int, *, alone: bool
 ) -> list[PassageHit]:
-    """The top rows that match a ``stage`` term and no ``ranked`` one, scored over all ``terms``.
+    """The top rows that match a ``stage`` term and no ``ranked`` one, scored over all ``terms``
+    (without the rows that have no other term, unless ``alone``: they cannot rank).
 
     FTS5's bm25 is a sum of per-phrase contributions, and a phrase a row does not contain adds
     nothing. So the rows are split in two, each scored once and exactly: ``(others) AND
@@ -385,8 +389,10 @@ def _rows_of(
     if not others:
         return _rank(store, rows, fetch)
     with_others = _rank(store, f"({_any(others)}) AND ({rows})", fetch)
-    alone = _rank(store, f"({rows}) NOT ({_any(others)})", fetch)
-    return sorted([*with_others, *alone], key=_order)[:fetch]
+    if not alone:
+        return with_others
+    without = _rank(store, f"({rows}) NOT ({_any(others)})", fetch)
+    return sorted([*with_others, *without], key=_order)[:fetch]
 
 
 def _any(terms: list[str]) -> str:
