@@ -7,10 +7,10 @@ the shared realdocs-dev). The estate is built into a temporary folder and indexe
 versions (throughput, peak RSS), recall@8 and MRR are taken on its questions, then its passages
 are replicated ``--copies`` times (each copy with a path and one token of its own) to about 100k
 passages, where retrieval latency, the fast path's top 8 against the full BM25 ranking, and a
-whole ``scout ask --provider offline`` process are timed. The older version is ``git archive
-REV`` of this repository (default ``main``), extracted to the same temporary folder; both run
-through ``bench/realdocs_child.py`` with their own code first on ``PYTHONPATH``, so figures are
-same-run ratios. Prints a table and writes ``bench/results/realdocs-<time>.json``.
+whole ``scout ask --provider offline`` process (both versions in turn) are timed. The older
+version is ``git archive REV`` of this repository (default ``main``), extracted to the same
+temporary folder; both run through ``bench/realdocs_child.py`` with their own code first on
+``PYTHONPATH``, so figures are same-run ratios. Prints a table and writes ``bench/results/realdocs-<time>.json``.
 """
 
 from __future__ import annotations
@@ -63,21 +63,32 @@ def questions(realdocs: Path, db: Path, extra: int) -> list[str]:
     return asked + [f"how do I configure {h} for my site?" for h in named[::step][:extra]]
 
 
-def ask_wall(code: Path, config: Path, asked: list[str]) -> dict[str, Any]:
+def ask_once(code: Path, config: Path, question: str) -> tuple[float, float]:
+    """One whole ``scout ask --provider offline`` process: wall and CPU milliseconds."""
     env = {**os.environ, "PYTHONPATH": str(code)}
-    walls, cpus = [], []
-    for question in asked:
-        argv = ["-c", ASK, "--config", str(config), "ask", "--provider", "offline", question]
-        started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([PYTHON, *argv], capture_output=True, env=env, check=True)
-        walls.append((time.perf_counter() - started) * 1000)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        used = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-        cpus.append(used * 1000)
-    walls.sort()
-    return {"asks": len(walls), "wall_p50_ms": round(statistics.median(walls), 1),
-            "wall_p95_ms": round(walls[int(len(walls) * 0.95)], 1),
-            "cpu_p50_ms": round(statistics.median(cpus), 1)}  # fmt: skip
+    argv = ["-c", ASK, "--config", str(config), "ask", "--provider", "offline", question]
+    started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([PYTHON, *argv], capture_output=True, env=env, check=True)
+    wall = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
+
+
+def ask_walls(runs: dict[str, tuple[Path, Path]], asked: list[str]) -> dict[str, Any]:
+    """Whole asks of every version, interleaved question by question (the order turning each
+    time), so a machine that speeds up or slows down during the run moves both alike."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
+    for n, question in enumerate(asked):
+        names = list(runs)[n % len(runs) :] + list(runs)[: n % len(runs)]
+        for name in names:
+            times[name].append(ask_once(*runs[name], question))
+    result = {}
+    for name, pairs in times.items():
+        walls = sorted(wall for wall, _ in pairs)
+        result[name] = {"asks": len(walls), "wall_p50_ms": round(statistics.median(walls), 1),
+                        "wall_p95_ms": round(walls[int(len(walls) * 0.95)], 1),
+                        "cpu_p50_ms": round(statistics.median(c for _, c in pairs), 1)}  # fmt: skip
+    return result
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -114,6 +125,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     asked = questions(realdocs, work / "dev" / "now.db", args.questions)
     qfile = work / "questions.json"
     qfile.write_text(json.dumps(asked), encoding="utf-8")
+    asks: dict[str, tuple[Path, Path]] = {}
     for name, code in versions.items():
         # Each version replicates its own index with its own code: a store carries its schema
         # version, and an older Scout refuses a newer one.
@@ -130,8 +142,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         result[f"retrieval_{name}"] = child(
             code, "retrieval", str(big), str(qfile), str(args.repeat)
         )
-        log(f"{name}: scout ask --provider offline")
-        result[f"ask_{name}"] = ask_wall(code, big_config, asked[: args.asks])
+        asks[name] = (code, big_config)
+    log("scout ask --provider offline, both versions in turn")
+    for name, figures in ask_walls(asks, asked[: args.asks]).items():
+        result[f"ask_{name}"] = figures
     subprocess.run(["rm", "-rf", str(work)], check=False)
     return result
 
