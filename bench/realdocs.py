@@ -68,7 +68,9 @@ def ask_once(code: Path, config: Path, question: str) -> tuple[float, float]:
     env = {**os.environ, "PYTHONPATH": str(code)}
     argv = ["-c", ASK, "--config", str(config), "ask", "--provider", "offline", question]
     started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([PYTHON, *argv], capture_output=True, env=env, check=True)
+    # From the version's own folder: `python -c` puts the working folder first on sys.path,
+    # ahead of PYTHONPATH, so run from this checkout both versions would be this one.
+    subprocess.run([PYTHON, *argv], capture_output=True, env=env, check=True, cwd=code)
     wall = (time.perf_counter() - started) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
