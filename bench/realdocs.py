@@ -10,7 +10,8 @@ passages, where retrieval latency, the fast path's top 8 against the full BM25 r
 whole ``scout ask --provider offline`` process (both versions in turn) are timed. The older
 version is ``git archive REV`` of this repository (default ``main``), extracted to the same
 temporary folder; both run through ``bench/realdocs_child.py`` with their own code first on
-``PYTHONPATH``, so figures are same-run ratios. Prints a table and writes ``bench/results/realdocs-<time>.json``.
+``PYTHONPATH``, so figures are same-run ratios. Prints a table and writes
+``bench/results/realdocs-<time>.json``.
 """
 
 from __future__ import annotations
