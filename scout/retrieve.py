@@ -235,7 +235,7 @@ def literal(term: str) -> str:
 
 def build_query(question: str) -> str:
     """The FTS5 MATCH expression for a question: its terms as literals joined with OR."""
-    return " OR ".join(literal(term) for term in check_question(question))
+    return _any(check_question(question))
 
 
 def rare_budget(passages: int) -> int:

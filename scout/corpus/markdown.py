@@ -47,7 +47,9 @@ class Outline:
     block_starts: list[int] = field(default_factory=list)  # lines where a top-level block begins
     anchors: dict[int, str] = field(default_factory=dict)  # heading line -> its explicit `{#id}`
     code: list[tuple[int, int]] = field(default_factory=list)  # fenced and indented code spans
-    tables: list[tuple[int, int]] = field(default_factory=list)  # top-level table spans
+    # top-level tables: (start, end exclusive, body start); a GFM header is its first row and the
+    # delimiter row under it
+    tables: list[tuple[int, int, int]] = field(default_factory=list)
     # MyST include directives (```{include} path```): (first line, end line exclusive, path)
     includes: list[tuple[int, int, str]] = field(default_factory=list)
 
@@ -86,7 +88,7 @@ def outline(src: str) -> Outline:
             continue
         start, end = token.map
         if token.type == "table_open":
-            result.tables.append((start, end))
+            result.tables.append((start, end, start + 2))
         if token.type == "front_matter":
             result.first_line = end
             result.title = front_matter_title(token.content)

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from scout.corpus import rst
+
 # Bounded so an unterminated `{{<` cannot make each later opener scan the rest of the document.
 _SHORTCODE = re.compile(r"\{\{([<%])(/\*)?(.{0,2000}?)(\*/)?([>%])\}\}", re.DOTALL)
 _SHORTCODE_TITLE = re.compile(r"""\btitle\s*=\s*(?:"([^"]*)"|'([^']*)'|(\S+))""")
@@ -150,10 +152,8 @@ def render_markdown(
         chunk = "\n".join(lines[start:end])
         if mdx:
             chunk = render_mdx(chunk)
-        if not any(mark in chunk for mark in _MARKS):
-            if mdx:
-                out[start:end] = chunk.split("\n")
-            continue
+        elif not any(mark in chunk for mark in _MARKS):
+            continue  # nothing to render, as in most chunks
         chunk = _HTML_COMMENT.sub(_keep_lines, chunk)
         chunk = _SHORTCODE.sub(_shortcode_text, chunk)
         chunk = _ADMONITION.sub(_admonition_text, chunk)
@@ -250,10 +250,6 @@ class RstMarkup:
     code: list[tuple[int, int]] = field(default_factory=list)  # literal spans [start, end)
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
 def _block_end(lines: list[str], start: int, indent: int) -> int:
     """The end (exclusive) of the block of lines after `start` indented deeper than `indent`,
     blank lines inside it included, blank lines after it not."""
@@ -262,7 +258,7 @@ def _block_end(lines: list[str], start: int, indent: int) -> int:
         line = lines[i]
         if not line.strip():
             continue
-        if _indent(line) <= indent:
+        if rst.indent(line) <= indent:
             break
         last = i + 1
     return last
@@ -281,7 +277,7 @@ def render_rst(lines: list[str]) -> RstMarkup:
         if not line.strip():
             i += 1
             continue
-        indent = _indent(line)
+        indent = rst.indent(line)
         if literal_next:
             literal_next = False
             end = _block_end(lines, i - 1, _paragraph_indent(lines, i))
@@ -329,7 +325,7 @@ def render_rst(lines: list[str]) -> RstMarkup:
             shown = f"{_VERSION_TEXT[name]} {argument}" if name in _VERSION_TEXT else argument
             out[i] = line[:indent] + render_roles(shown).rstrip()
         k = i + 1
-        while k < n and _OPTION.match(lines[k]) and _indent(lines[k]) > indent:
+        while k < n and _OPTION.match(lines[k]) and rst.indent(lines[k]) > indent:
             out[k] = ""
             k += 1
         if name in _CODE_DIRECTIVES:
@@ -354,7 +350,7 @@ def _paragraph_indent(lines: list[str], i: int) -> int:
     k = i - 1
     while k >= 0 and not lines[k].strip():
         k -= 1
-    return _indent(lines[k]) if k >= 0 else 0
+    return rst.indent(lines[k]) if k >= 0 else 0
 
 
 def _glossary(lines: list[str], start: int, end: int, found: RstMarkup) -> None:
@@ -362,9 +358,9 @@ def _glossary(lines: list[str], start: int, end: int, found: RstMarkup) -> None:
     body = [k for k in range(start, end) if lines[k].strip()]
     if not body:
         return
-    indent = min(_indent(lines[k]) for k in body)
+    indent = min(rst.indent(lines[k]) for k in body)
     for k in body:
-        if _indent(lines[k]) == indent:
+        if rst.indent(lines[k]) == indent:
             found.terms.append((k, lines[k].strip()))
 
 

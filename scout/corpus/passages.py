@@ -249,7 +249,7 @@ def split_markdown(
         found.title,
         anchors,
         extra=variants,
-        tables=[(start, end, start + 2) for start, end in found.tables],
+        tables=found.tables,
     )
 
 

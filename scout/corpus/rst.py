@@ -166,7 +166,7 @@ def _list_table(lines: list[str], i: int) -> tuple[int, int, int] | None:
     directive = _LIST_TABLE.match(lines[i])
     if directive is None:
         return None
-    indent = len(directive.group(1))
+    depth = len(directive.group(1))
     header_rows, k = 0, i + 1
     while k < len(lines) and _OPTION_LINE.match(lines[k]):
         rows = _HEADER_ROWS.match(lines[k])
@@ -174,9 +174,9 @@ def _list_table(lines: list[str], i: int) -> tuple[int, int, int] | None:
         k += 1
     end = k
     row_starts: list[int] = []
-    while end < len(lines) and (_blank(lines[end]) or _indent(lines[end]) > indent):
+    while end < len(lines) and (_blank(lines[end]) or indent(lines[end]) > depth):
         row = _ROW.match(lines[end])
-        if row and (not row_starts or len(row.group(1)) == _indent(lines[row_starts[0]])):
+        if row and (not row_starts or len(row.group(1)) == indent(lines[row_starts[0]])):
             row_starts.append(end)
         end += 1
     while end > k and _blank(lines[end - 1]):
@@ -216,5 +216,6 @@ def _simple_table(lines: list[str], i: int) -> tuple[int, int, int] | None:
     return None
 
 
-def _indent(line: str) -> int:
+def indent(line: str) -> int:
+    """How far a line is indented (reST's structure is indentation)."""
     return len(line) - len(line.lstrip())
