@@ -67,11 +67,19 @@ def words(text: str) -> list[str]:
 _CONTRACTION = re.compile(r"['\u2019](?:s|t|re|ve|ll|d|m)\b", re.IGNORECASE)
 
 
+def content_words(question: str) -> list[str]:
+    """The question's distinct words that say what it is about, in order: no stop words, no
+    contraction tails ("what's" is "what", a stop word). The gap backlog groups by these."""
+    return [w for w in _distinct_words(question) if w not in STOPWORDS]
+
+
 def query_terms(question: str) -> list[str]:
     """Distinct words worth searching for: stop words go unless nothing else is left."""
-    distinct = list(dict.fromkeys(words(_CONTRACTION.sub("", question))))
-    content = [w for w in distinct if w not in STOPWORDS]
-    return (content or distinct)[:MAX_QUERY_TERMS]
+    return (content_words(question) or _distinct_words(question))[:MAX_QUERY_TERMS]
+
+
+def _distinct_words(question: str) -> list[str]:
+    return list(dict.fromkeys(words(_CONTRACTION.sub("", question))))
 
 
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "es", "ed", "er", "ly", "s")

@@ -406,7 +406,7 @@ def test_ask_logs_tokens_and_cost_and_gaps_totals_them(
     )
     assert (
         json.loads(runner.invoke(cli, ["--config", str(config), "gaps", "--json"]).stdout)[0][
-            "count"
+            "asked"
         ]
         == 1
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import tomllib
 from collections import Counter
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from scout.forge.base import (
     FileDiff,
     FileEntry,
     Issue,
+    IssueLink,
     MergeRequest,
     Note,
     Project,
@@ -353,6 +355,47 @@ class LocalForge:
                         updated_at=timefmt.from_forge(note.get("updated_at")),
                         internal=bool(note.get("internal", False)),
                     )
+
+    def search_issues(self, group: str, words: list[str], limit: int) -> list[IssueLink]:
+        """GitLab's issue search over the estate's issue files, newest first (GitLab's default
+        order, ``created_at`` descending); see :func:`issue_matches` for the matching."""
+        self.requests["search"] += 1
+        found = []
+        for path, target in self._issue_files(group):
+            for record in self._read_issues(path, target):
+                text = f"{record.get('title') or ''}\n{record.get('description') or ''}"
+                if issue_matches(words, text):
+                    url = record.get("web_url") or f"{self.url}/{path}/-/issues/{record['iid']}"
+                    link = IssueLink(
+                        project=path,
+                        iid=int(record["iid"]),
+                        url=str(url),
+                        state=str(record.get("state", "opened")),
+                        confidential=bool(record.get("confidential", False)),
+                    )
+                    found.append((str(record.get("created_at") or ""), link))
+        found.sort(key=lambda f: (f[0], f[1].iid), reverse=True)
+        return [link for _, link in found][: max(limit * 4, 20)]
+
+
+MAX_SEARCHED_CHARS = 1_048_576  # GitLab's limit on a description (and far above a title's 255)
+_SEARCH_WORD = re.compile(r"[^\W_]+")
+
+
+def issue_matches(words: list[str], text: str) -> bool:
+    """GitLab's full-text issue search, as far as a local estate needs it: every word of the
+    search must begin some word of the title or description (case folded; PostgreSQL's prefix
+    match, ``word:*``, joined with ``&``), and a search with no words matches nothing. GitLab
+    also stems English words; here a plural's ``s`` is the only ending set aside."""
+    wanted = [_singular(w) for w in (w.casefold() for w in words) if w]
+    if not wanted:
+        return False
+    present = set(_SEARCH_WORD.findall(text[:MAX_SEARCHED_CHARS].casefold()))
+    return all(any(word.startswith(w) for word in present) for w in wanted)
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def _at_or_after(value: object, after: str) -> bool:
