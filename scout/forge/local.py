@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import tomllib
 from collections import Counter
 from collections.abc import Iterator
@@ -379,7 +378,6 @@ class LocalForge:
 
 
 MAX_SEARCHED_CHARS = 1_048_576  # GitLab's limit on a description (and far above a title's 255)
-_SEARCH_WORD = re.compile(r"[^\W_]+")
 
 
 def issue_matches(words: list[str], text: str) -> bool:
@@ -390,8 +388,18 @@ def issue_matches(words: list[str], text: str) -> bool:
     wanted = [_singular(w) for w in (w.casefold() for w in words) if w]
     if not wanted:
         return False
-    present = set(_SEARCH_WORD.findall(text[:MAX_SEARCHED_CHARS].casefold()))
-    return all(any(word.startswith(w) for word in present) for w in wanted)
+    folded = text[:MAX_SEARCHED_CHARS].casefold()
+    return all(_begins_a_word(folded, w) for w in wanted)
+
+
+def _begins_a_word(text: str, word: str) -> bool:
+    # Each occurrence is looked at once, by its one preceding character: linear in the text.
+    at = text.find(word)
+    while at != -1:
+        if at == 0 or not text[at - 1].isalnum():
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def _singular(word: str) -> str:
