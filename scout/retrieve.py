@@ -52,7 +52,7 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 STOPWORDS = frozenset(
     """a an and are aren as at be by can could did didn do does doesn don for from has have how i
     if in into is isn it its me my of on or our should so than that the their them then there
-    these this to was we were what when where which who why will with would you your""".split()
+    these they this to was we were what when where which who why will with would you your""".split()
 )
 
 

@@ -35,7 +35,7 @@ code{font:12px ui-monospace,monospace;word-break:break-all}
 .muted{color:#5b6570}.cards{display:flex;gap:1rem;flex-wrap:wrap}
 .card{border:1px solid #d8dee4;border-radius:6px;padding:.5rem 1rem;min-width:8rem}
 .card b{display:block;font-size:1.5rem}nav a{margin-right:1rem}
-ul.plain{margin:0;padding:0;list-style:none}ul.plain li{margin-bottom:.3rem}
+ul.plain{margin:0;padding:0;list-style:none}ul.plain li{margin-bottom:.3rem}.nw{white-space:nowrap}
 """
 
 
@@ -90,7 +90,7 @@ def _gaps(report: Report) -> str:
             _count(f"gap-{n}-asked", g.asked),
             _wordings(g.question, g.wordings),
             _e(g.reason or "-"),
-            f"{_e(g.first)}<br>{_e(g.last)}",
+            f'<span class="nw">{_e(g.first)}</span><br><span class="nw">{_e(g.last)}</span>',
             _nearest(g.nearest),
             _issue_links(g.issues),
         ]
