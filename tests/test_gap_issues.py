@@ -148,6 +148,7 @@ def test_gaps_issues_lists_links_found_by_the_forge_search_and_never_their_text(
     assert run_scout(config, "report", "--html", str(report)).code == 0
     page = report.read_text(encoding="utf-8")
     assert f"{server.url}/acme/handbook/-/issues/3" in page
+    assert backlog[0]["nearest"][0]["url"] in page  # where the answer would go, linked
     human = run_scout(config, "gaps", "--issues")
     assert f"      issue: acme/handbook#3 (closed)  {server.url}/acme/handbook/-/issues/3" in (
         human.stdout.splitlines()
@@ -274,3 +275,26 @@ def test_issue_matching_time_grows_linearly_with_the_text(unit: str) -> None:
 
     assert_linear(local, 2_000)
     assert_linear(served, 2_000)
+
+
+@pytest.mark.parametrize("fault", ["500", "truncate"])
+def test_a_failing_search_exits_5_and_keeps_what_was_stored(
+    tmp_path: Path, estate: tuple[Path, GitLabServer], fault: str
+) -> None:
+    root, server = estate
+    config = configure(tmp_path / "fault", server, "gitlab", root)
+    assert run_scout(config, "index").code == 0
+    for question in (WIFI[0], WIFI[1], "How do I bake bread?"):
+        assert run_scout(config, "ask", question).code == 0
+    server.inject(fault, times=None, match="search=bake")
+    done = run_scout(config, "gaps", "--issues", "--json")
+    assert (done.code, done.stdout) == (5, "")
+    # retries are logged as they happen; the last line is the one error, naming the request
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith("scout: forge ") and "GET /groups/acme/issues" in last
+    assert CANARY not in done.stderr
+    # the first gap's links were stored before the second search failed
+    kept = run_scout(config, "gaps", "--json")
+    assert kept.code == 0
+    assert kept.json()[0]["issues"] == links(server, 3, 1, closed=(3,))
+    server.clear_faults()
