@@ -22,7 +22,7 @@ from scout.store import Store
 from tests.gitlab_server import search
 from tests.gitlab_server.server import GitLabServer
 from tests.growth import assert_linear
-from tests.test_gitlab_paths import TOKEN, config_text, placeholder, run_scout
+from tests.test_gitlab_paths import config_text, run_scout, serve_built
 
 CANARY = "CANARY-71c3-issue-prose"
 WIFI = [
@@ -83,11 +83,8 @@ def build(estate: Path, url: str) -> None:
 def estate(
     tmp_path: Path, gitlab_server_factory: Callable[..., GitLabServer]
 ) -> tuple[Path, GitLabServer]:
-    root = placeholder(tmp_path / "estate")
-    server = gitlab_server_factory(root, token=TOKEN)
-    (root / "estate.toml").unlink()
-    build(root, server.url)
-    return root, server
+    root = tmp_path / "estate"
+    return root, serve_built(root, gitlab_server_factory, build)
 
 
 def configure(directory: Path, server: GitLabServer, kind: str, estate: Path) -> Path:
@@ -96,6 +93,16 @@ def configure(directory: Path, server: GitLabServer, kind: str, estate: Path) ->
         config_text(server.url, kind=kind, estate=estate), encoding="utf-8"
     )
     return directory / "scout.toml"
+
+
+def asked(directory: Path, server: GitLabServer, estate: Path, *questions: str) -> Path:
+    """A gitlab-forge config in ``directory``, indexed, with ``questions`` asked (and declined)."""
+    config = configure(directory, server, "gitlab", estate)
+    assert run_scout(config, "index").code == 0
+    for question in questions:
+        done = run_scout(config, "ask", question, "--json")
+        assert done.code == 0 and done.json()["outcome"] == "declined", done.stderr
+    return config
 
 
 def links(
@@ -170,15 +177,13 @@ def test_no_issue_text_reaches_a_prompt_after_a_search(
     tmp_path: Path, estate: tuple[Path, GitLabServer], claude_bin: Path
 ) -> None:
     root, server = estate
-    config = configure(tmp_path / "prompt", server, "gitlab", root)
-    assert run_scout(config, "index").code == 0
-    assert run_scout(config, "ask", WIFI[0]).code == 0
+    config = asked(tmp_path / "prompt", server, root, WIFI[0])
     assert run_scout(config, "gaps", "--issues").code == 0
     env = {"FAKE_CLAUDE_MODE": "echo"}
     for question in WIFI:
-        asked = run_scout(config, "ask", question, "--provider", "claude-local", env=env)
-        assert asked.code == 0, asked.stderr
-        assert CANARY not in asked.stdout + asked.stderr
+        answer = run_scout(config, "ask", question, "--provider", "claude-local", env=env)
+        assert answer.code == 0, answer.stderr
+        assert CANARY not in answer.stdout + answer.stderr
     prompts = [json.loads(line)["stdin"] for line in claude_bin.read_text().splitlines()]
     assert len(prompts) == len(WIFI)
     assert all(CANARY not in prompt for prompt in prompts)
@@ -189,8 +194,7 @@ def test_searches_are_capped_per_run_and_throttles_are_waited_out(
     tmp_path: Path, estate: tuple[Path, GitLabServer]
 ) -> None:
     root, server = estate
-    config = configure(tmp_path / "cap", server, "gitlab", root)
-    assert run_scout(config, "index").code == 0
+    config = asked(tmp_path / "cap", server, root)
     with Store.open(config.parent / "scout.db") as store:
         for n in range(MAX_SEARCHES + 5):
             store.log_question(
@@ -282,10 +286,7 @@ def test_a_failing_search_exits_5_and_keeps_what_was_stored(
     tmp_path: Path, estate: tuple[Path, GitLabServer], fault: str
 ) -> None:
     root, server = estate
-    config = configure(tmp_path / "fault", server, "gitlab", root)
-    assert run_scout(config, "index").code == 0
-    for question in (WIFI[0], WIFI[1], "How do I bake bread?"):
-        assert run_scout(config, "ask", question).code == 0
+    config = asked(tmp_path / "fault", server, root, WIFI[0], WIFI[1], "How do I bake bread?")
     server.inject(fault, times=None, match="search=bake")
     done = run_scout(config, "gaps", "--issues", "--json")
     assert (done.code, done.stdout) == (5, "")
