@@ -139,16 +139,22 @@ def find_issues(
     backlog with them.
 
     One search request per configured group for each gap, and at most MAX_SEARCHES requests a
-    run (GitLab rate-limits searches: 30 a minute by default), so the most asked gaps go first.
+    run (GitLab rate-limits searches: 30 a minute by default), the most asked gaps first.
     Confidential issues are left out unless the sweep reads them too (``[ingest]
     include_confidential``). Each gap's links are saved as soon as they are found, so a run that
     fails half-way keeps what it found.
     """
-    searched = max(1, MAX_SEARCHES // max(1, len(groups)))
+    budget = MAX_SEARCHES
     found: dict[str, tuple[dict[str, Any], ...]] = {}
-    for gap in backlog[:searched]:
+    for gap in backlog:
+        # A gap is searched in every group or not at all (unless the groups alone exceed the
+        # budget: then the first gap is searched in the first 25).
+        if budget <= 0 or (found and budget < len(groups)):
+            break
+        names = list(groups)[:budget]
+        budget -= len(names)
         links: dict[str, dict[str, Any]] = {}
-        for name in groups:
+        for name in names:
             for link in forge.search_issues(name, list(gap.words), MAX_LINKS):
                 if link.confidential and not include_confidential:
                     continue

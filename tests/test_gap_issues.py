@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from scout.demo.builder import EstateBuilder
+from scout.forge.base import IssueLink
 from scout.forge.local import issue_matches
-from scout.gaps import MAX_SEARCHES, normalise
+from scout.gaps import MAX_SEARCHES, find_issues, gaps, normalise
 from scout.store import Store
 from tests.gitlab_server import search
 from tests.gitlab_server.server import GitLabServer
@@ -299,3 +300,40 @@ def test_a_failing_search_exits_5_and_keeps_what_was_stored(
     assert kept.code == 0
     assert kept.json()[0]["issues"] == links(server, 3, 1, closed=(3,))
     server.clear_faults()
+
+
+class CountingForge:
+    """A forge that only searches, answering every search with the same link (real calls are
+    counted; nothing else of the forge protocol is used by find_issues)."""
+
+    def __init__(self) -> None:
+        self.searches: list[tuple[str, tuple[str, ...]]] = []
+
+    def search_issues(self, group: str, words: list[str], limit: int) -> list[IssueLink]:
+        self.searches.append((group, tuple(words)))
+        url = f"https://g/{group}/p/-/issues/1"
+        return [IssueLink(f"{group}/p", 1, url, "opened"), IssueLink(f"{group}/p", 2, url, "x")]
+
+
+@pytest.mark.parametrize(("groups", "gaps_searched"), [(1, 25), (2, 12), (3, 8), (30, 1)])
+def test_a_run_makes_at_most_25_searches_whatever_the_number_of_groups(
+    tmp_path: Path, groups: int, gaps_searched: int
+) -> None:
+    with Store.open(tmp_path / "s.db", create=True) as store:
+        for n in range(40):
+            store.log_question(
+                question=f"topic{n}qq",
+                outcome="declined",
+                reason="nothing matched",
+                provider="offline",
+                passages=0,
+                latency_ms=1,
+            )
+        forge = CountingForge()
+        names = [f"g{n}" for n in range(groups)]
+        found = find_issues(store, forge, gaps(store), names)  # type: ignore[arg-type]
+    assert len(forge.searches) <= MAX_SEARCHES
+    assert len({words for _, words in forge.searches}) == gaps_searched
+    linked = [g for g in found if g.issues]
+    # one link per URL, whatever the number of groups that found it
+    assert all(len({i["url"] for i in g.issues}) == len(g.issues) for g in linked)
