@@ -124,13 +124,13 @@ def compose(
             "question has only words such as 'how' and 'what' in it: say what it is about"
         )
     check_passages(passages)
-    if not store.passage_count():
-        latency = round((time.monotonic() - started) * 1000)
-        empty = AnswerResult.declined(INDEX_EMPTY_REASON, 0)
-        return Composed(empty, (), Usage(), latency, terms, INDEX_EMPTY)
     hits = retrieve(store, question, passages)
     usage = Usage()
-    if not hits:
+    cause = None
+    if not hits and not store.passage_count():
+        # Not a gap but a config mistake or an index never built: say so, and log the cause.
+        result, cause = AnswerResult.declined(INDEX_EMPTY_REASON, 0), INDEX_EMPTY
+    elif not hits:
         result = AnswerResult.declined(NOTHING_MATCHED, 0)
     else:
         metered = run_metered(_resolve(provider), answer_task(question, hits))
@@ -146,7 +146,7 @@ def compose(
                 len(hits),
             )
     latency = round((time.monotonic() - started) * 1000)
-    return Composed(result, tuple(hits), usage, latency, terms)
+    return Composed(result, tuple(hits), usage, latency, terms, cause)
 
 
 def ask(
