@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 MAX_SEARCHES = 25  # issue-search requests a run: GitLab allows 30 a minute by default
 MAX_LINKS = 5  # issue links per gap
-MAX_SEARCH_WORDS = 8  # GitLab requires every word, so a longer search finds nothing
+MAX_SEARCH_WORDS = 8  # GitLab requires every word: each one more narrows the search further
 
 
 def key_words(question: str) -> tuple[str, ...]:
