@@ -2,62 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from scout.demo.builder import EstateBuilder
+from tests.helpers.config import render_config
+from tests.helpers.run import SCOUT, Result
 
 _PLUGIN = Path(__file__).parent / "gitlab_server" / "pytest_plugin.py"
 pytest_plugins = ["tests.gitlab_server.pytest_plugin"] if _PLUGIN.exists() else []
 
-SCOUT = [sys.executable, "-m", "scout"]
 FAKE_CLAUDE = Path(__file__).parent / "fakes" / "fake_claude.py"
-
-
-def render_config(estate: Path | None, **sections: dict[str, Any]) -> str:
-    """A scout.toml for a local estate; ``sections`` override or add tables (docs_site: a list)."""
-    base: dict[str, Any] = {
-        "forge": {
-            "kind": "local",
-            "url": "https://gitlab.acme.example",
-            "path": str(estate) if estate else "estate",
-            "groups": ["acme"],
-        },
-        "corpus": {"visibility": ["public"], "exclude_projects": ["acme/infra"]},
-        "answer": {"provider": "offline"},
-        "store": {"path": "scout.db"},
-    }
-    for name, values in sections.items():
-        if isinstance(values, dict):
-            base[name] = {**base.get(name, {}), **values}
-        else:
-            base[name] = values
-    lines: list[str] = []
-    for name, values in base.items():
-        rows = values if isinstance(values, list) else [values]
-        for row in rows:
-            lines.append(f"[[{name}]]" if isinstance(values, list) else f"[{name}]")
-            lines += [f"{key} = {json.dumps(value)}" for key, value in row.items()]
-            lines.append("")
-    return "\n".join(lines)
-
-
-@dataclass
-class Result:
-    code: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> Any:
-        return json.loads(self.stdout)
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from scout.demo.builder import EstateBuilder
 from scout.demo.estate import build_demo_estate
 from scout.store import SignpostRow
 from signposts.audit import reason_class, rejection_groups, render, summarise
-from tests.conftest import Result
+from tests.helpers.run import Result
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Result
 from tests.fakes.corpus import write_config
+from tests.helpers.run import Result
 
 
 def test_an_empty_file_as_the_store_is_no_index(

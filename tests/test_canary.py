@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from scout.cli.main import cli
 from scout.demo.estate import build_demo_estate
-from tests.conftest import Result
+from tests.helpers.run import Result
 
 CANARY = "CANARY-5e1d0b-issue-prose"
 TOKEN_ENV = "SCOUT_CANARY_FORGE_TOKEN"

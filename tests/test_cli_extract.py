@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.conftest import Result
+from tests.helpers.run import Result
 
 ISSUE = {
     "iid": 3,

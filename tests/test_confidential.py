@@ -16,7 +16,7 @@ import pytest
 
 from scout.demo.builder import EstateBuilder
 from tests.gitlab_server.server import GitLabServer
-from tests.test_gitlab_paths import config_text, run_scout, serve_built
+from tests.helpers.served import config_text, run_scout, serve_built
 
 SECRET = "kestrelmoon"  # in the confidential issue and the internal note only
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from scout.demo.builder import EstateBuilder
-from tests.conftest import render_config
-from tests.test_gitlab_paths import integrity, state
+from tests.helpers.config import render_config
+from tests.helpers.served import integrity, state
 
 pytestmark = pytest.mark.faults
 
@@ -78,19 +78,22 @@ def test_sigkill_during_index_then_rerun_equals_an_uninterrupted_index(tmp_path:
     assert len(expected["projects"]) == PROJECTS
 
     rng = random.Random(SEED)
-    for trial in range(TRIALS):
+    # Kill points are anchored on progress, not on the clock: a trial waits for a seeded number
+    # of committed projects (distinct per trial, so the kills land at many points whatever the
+    # machine's load), and every other trial then waits a random part of one project's time, so
+    # the kill falls inside a transaction rather than just after a commit.
+    targets = rng.sample(range(PROJECTS - 5), TRIALS)
+    per_project = duration / PROJECTS
+    for trial, target in enumerate(targets):
         config = tmp_path / f"trial{trial}" / "scout.toml"
         config.parent.mkdir()
         config.write_text(render_config(estate), encoding="utf-8")
         db = config.parent / "scout.db"
         process = _index(config)
-        # half the kills wait for a number of committed projects, half for a random moment
-        if trial % 2 == 0:
-            target = rng.randrange(0, PROJECTS)
-            while process.poll() is None and _committed(db) < target:
-                time.sleep(0.001)
-        else:
-            time.sleep(rng.uniform(0.2, duration))
+        while process.poll() is None and _committed(db) < target:
+            time.sleep(0.001)
+        if trial % 2:
+            time.sleep(rng.uniform(0, per_project))
         if process.poll() is None:
             os.kill(process.pid, signal.SIGKILL)
             KILLS.append(_committed(db))

@@ -26,7 +26,7 @@ from signposts.docs_map import (
     source_candidates,
 )
 from signposts.extract import extract
-from tests.test_validate import _validator
+from tests.helpers.validator import local_validator
 
 CASES: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "fixtures" / "realdocs" / "docs_urls.json").read_text("utf-8")
@@ -165,7 +165,7 @@ def test_validation_maps_docs_urls_through_the_generator(
         "init",
     )
     estate_builder.write()
-    validator, forge, context = _validator(tmp_path, estate_builder, generator=generator)
+    validator, forge, context = local_validator(tmp_path, estate_builder, generator=generator)
     try:
         (reference,) = extract(f"https://docs.acme.example/handbook/{page}", context).references
         verdict = validator.validate(reference, "Which string does the site deploy or emit?")

@@ -18,8 +18,8 @@ from scout.evaluation.figures import Row, floor_loss, percentile
 from scout.providers.base import Usage
 from scout.providers.pricing import cost, price
 from scout.store import Store
-from tests.conftest import Result
 from tests.fakes.corpus import make_store, write_config
+from tests.helpers.run import Result
 
 EVAL = """
 [[question]]

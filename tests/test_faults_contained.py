@@ -21,9 +21,9 @@ from click.testing import CliRunner
 
 from scout.cli.main import cli
 from scout.demo.builder import EstateBuilder, Repo
-from tests.conftest import Result
 from tests.gitlab_server.server import GitLabServer
-from tests.test_gitlab_paths import TOKEN, TOKEN_ENV, config_text, placeholder
+from tests.helpers.run import Result
+from tests.helpers.served import TOKEN, TOKEN_ENV, config_text, placeholder
 
 pytestmark = pytest.mark.faults
 

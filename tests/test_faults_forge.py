@@ -19,9 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from scout.cli.main import cli
 from scout.config import load_config
 from scout.corpus.index import index_estate
 from scout.corpus.rules import CorpusRules
@@ -29,13 +27,14 @@ from scout.errors import ForgeError
 from scout.forge.gitlab import GitLabForge
 from scout.providers import make_provider
 from scout.store import Store
-from tests.conftest import Result
 from tests.gitlab_server.server import GitLabServer
-from tests.test_gitlab_paths import (
+from tests.helpers.served import (
     TOKEN,
-    TOKEN_ENV,
     Served,
+    assert_one_line_failure,
     integrity,
+    invoke,
+    reference_state,
     run_scout,
     serve_demo,
     state,
@@ -71,8 +70,8 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
         return started[-1]
 
     served = serve_demo(tmp_path_factory.mktemp("faults"), start)
-    indexed = _reference(served, "index")
-    swept = _reference(served, "sweep")
+    indexed = reference_state(served, "index")
+    swept = reference_state(served, "sweep")
     config = served.config("indexed")
     assert invoke(config, "index").code == 0
     yield Shared(served, indexed, swept, config.parent / "scout.db")
@@ -88,23 +87,6 @@ def fresh(shared: Shared) -> Iterator[Served]:
     shared.served.server.clear_faults()
 
 
-def invoke(config: Path, *args: str) -> Result:
-    """The real CLI in-process (no interpreter start-up), with the token in its environment."""
-    done = CliRunner(env={TOKEN_ENV: TOKEN}).invoke(cli, ["--config", str(config), *args])
-    if done.exception is not None and not isinstance(done.exception, SystemExit):
-        raise done.exception
-    return Result(done.exit_code, done.stdout, done.stderr)
-
-
-def _reference(served: Served, *commands: str) -> dict[str, Any]:
-    """The state the local forge reaches on the same estate: what every faulty run must end at."""
-    config = served.config("reference", kind="local")
-    for command in commands:
-        done = run_scout(config, command)
-        assert done.code == 0, done.stderr
-    return state(config.parent / "scout.db")
-
-
 def _inject(served: Served, faults: list[dict[str, Any]]) -> None:
     for fault in faults:
         options = dict(fault)
@@ -114,15 +96,6 @@ def _inject(served: Served, faults: list[dict[str, Any]]) -> None:
             match = match.format(handbook=ids["acme/handbook"], ledger=ids["acme/ledger"])
         served.server.inject(options.pop("fault"), match=match, **options)
         INJECTED.append(fault["fault"])
-
-
-def _assert_one_line_failure(stderr: str, reason: str) -> None:
-    lines = stderr.splitlines()
-    assert "Traceback" not in stderr
-    assert lines[-1].startswith(f"scout: forge {reason}: "), stderr
-    # retries are logged as warnings before the one line that says why the command stopped
-    assert all("retry" in line for line in lines[:-1]), stderr
-    assert TOKEN not in stderr
 
 
 ARCHIVE, HEAD, LISTING = "/repository/archive", "/repository/branches/", "/groups/acme/projects"
@@ -173,7 +146,7 @@ def _run_then_recover(
     assert done.code == code, done.stderr
     if reason is not None:
         assert done.stdout == ""
-        _assert_one_line_failure(done.stderr, reason)
+        assert_one_line_failure(done.stderr, reason)
         assert integrity(db) == "ok"
         fresh.server.clear_faults()
         again = invoke(config, command)
@@ -212,7 +185,7 @@ def test_a_real_process_stops_with_one_line_and_no_traceback(shared: Shared, fre
     _inject(fresh, [{"fault": "drop", "match": LISTING, "times": None}])
     done = run_scout(config, "index", "--json")
     assert (done.code, done.stdout) == (5, "")
-    _assert_one_line_failure(done.stderr, "unreachable")
+    assert_one_line_failure(done.stderr, "unreachable")
     assert len(done.stderr.splitlines()) == 4  # three retries logged, then the reason
 
 
@@ -226,7 +199,7 @@ def _forge(served: Served, **options: Any) -> GitLabForge:
 def test_a_slow_answer_past_the_timeout_is_retried_and_the_index_completes(
     served: Served,
 ) -> None:
-    expected = _reference(served, "index")
+    expected = reference_state(served, "index")
     config = load_config(served.config())
     served.server.inject("slow", match=ARCHIVE, times=2, delay=1.0)
     INJECTED.append("slow")
@@ -350,6 +323,6 @@ def test_an_issue_listing_that_changes_between_pages_loses_no_issue(served: Serv
         Sweep(config, forge, store, make_provider("offline", model="m")).run()
         forge.close()
     got = state(config.store.path)
-    expected = _reference(served, "sweep")
+    expected = reference_state(served, "sweep")
     assert got["issues"] == expected["issues"]
     assert got["signposts"] == expected["signposts"]

@@ -24,7 +24,7 @@ from scout.forge.gitlab import GitLabForge
 from scout.forge.gitlab_graphql import GitLabGraphQLForge
 from scout.forge.local import LocalForge
 from tests.gitlab_server.server import GitLabServer
-from tests.test_forge_gitlab import TOKEN, build_estate
+from tests.helpers.forge_estate import TOKEN, build_estate
 
 Shas = dict[str, str]
 

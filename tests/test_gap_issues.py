@@ -22,8 +22,8 @@ from scout.gaps import MAX_SEARCHES, find_issues, gaps, normalise
 from scout.store import Store
 from tests.gitlab_server import search
 from tests.gitlab_server.server import GitLabServer
-from tests.growth import assert_linear
-from tests.test_gitlab_paths import config_text, run_scout, serve_built
+from tests.helpers.growth import assert_linear
+from tests.helpers.served import config_text, run_scout, serve_built
 
 CANARY = "CANARY-71c3-issue-prose"
 WIFI = [

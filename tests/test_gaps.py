@@ -12,7 +12,7 @@ import pytest
 from scout.errors import UsageError
 from scout.gaps import GapGroup, gaps, group, normalise, parse_since, render
 from scout.store import QuestionRow, Store
-from tests.growth import assert_linear
+from tests.helpers.growth import assert_linear
 
 NEAR = {
     "project": "acme/handbook",

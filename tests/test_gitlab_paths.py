@@ -6,181 +6,36 @@ first on a placeholder estate.toml (its port is only known then) and re-reads es
 demo build replaces it. The request log is the witness: it shows what Scout asked for, and what
 it never asked for.
 
-The helpers here (``serve_demo``, ``Served``) are shared by the fault, crash and hostile suites.
+The serving helpers (``serve_demo``, ``Served``) live in ``tests/helpers/served.py``.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 import pytest
 
 from scout.demo.builder import EstateBuilder
-from scout.demo.estate import DOCS_URL, DemoEstate, build_demo_estate
-from tests.conftest import Result
 from tests.gitlab_server.server import GitLabServer
+from tests.helpers.served import (
+    TOKEN,
+    Served,
+    config_text,
+    passages,
+    placeholder,
+    run_scout,
+    serve_demo,
+)
 
-TOKEN_ENV = "SCOUT_TEST_GITLAB_TOKEN"
-TOKEN = "glpat-h9-do-not-print-0123456789"
-SCOUT = [sys.executable, "-m", "scout"]
 # Requests that read repository content; anything else is metadata (projects, heads, issues).
 CONTENT = re.compile(
     r"/repository/(files|archive|tree|blobs|compare)|/repository/commits/[^/]+/diff"
     r"|/merge_requests/\d+/(diffs|changes)|/raw"
 )
-
-
-def placeholder(estate: Path) -> Path:
-    """An estate directory the server can start on before the real estate is built into it."""
-    estate.mkdir(parents=True, exist_ok=True)
-    (estate / "estate.toml").write_text('url = "http://placeholder.invalid"\n', encoding="utf-8")
-    return estate
-
-
-def serve_built(
-    estate: Path, start: Callable[..., GitLabServer], build: Callable[[Path, str], None]
-) -> GitLabServer:
-    """A test server over an estate built for its URL (``build(estate, server.url)``): the
-    server starts on a placeholder, then the real estate is built into the same folder."""
-    server = start(placeholder(estate), token=TOKEN)
-    (estate / "estate.toml").unlink()
-    build(estate, server.url)
-    return server
-
-
-def config_text(
-    url: str,
-    *,
-    kind: str = "gitlab",
-    estate: Path | None = None,
-    provider: str = "offline",
-    api: str = "rest",
-) -> str:
-    # forge.api is pinned to REST here: these suites assert REST's requests, path by path;
-    # tests/test_graphql.py runs the same estates through GraphQL and compares the stores.
-    forge = (
-        f'token_env = "{TOKEN_ENV}"\napi = "{api}"' if kind == "gitlab" else f'path = "{estate}"'
-    )
-    return f"""[forge]
-kind = "{kind}"
-url = "{url}"
-{forge}
-groups = ["acme"]
-
-[corpus]
-visibility = ["public"]
-exclude_projects = ["acme/infra"]
-
-[[docs_site]]
-url = "{DOCS_URL}"
-project = "acme/handbook"
-root = "docs/"
-
-[answer]
-provider = "{provider}"
-
-[store]
-path = "scout.db"
-"""
-
-
-def run_scout(
-    config: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60
-) -> Result:
-    done = subprocess.run(
-        [*SCOUT, "--config", str(config), *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, TOKEN_ENV: TOKEN, **(env or {})},
-        timeout=timeout,
-        cwd=config.parent,
-    )
-    return Result(done.returncode, done.stdout, done.stderr)
-
-
-@dataclass
-class Served:
-    """The demo estate served by a GitLab test server, and configs that point Scout at it."""
-
-    server: GitLabServer
-    demo: DemoEstate
-    directory: Path
-
-    @property
-    def estate(self) -> Path:
-        return self.demo.root
-
-    def config(self, name: str = "gitlab", *, kind: str = "gitlab", **options: Any) -> Path:
-        folder = self.directory / name
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / "scout.toml"
-        text = config_text(self.server.url, kind=kind, estate=self.estate, **options)
-        target.write_text(text, encoding="utf-8")
-        return target
-
-    def project_id(self, path: str) -> int | None:
-        found = self.server.estate.data().project(path)
-        return None if found is None else found.id
-
-
-def serve_demo(
-    directory: Path, start: Callable[..., GitLabServer], *, canary: str | None = None, **kw: Any
-) -> Served:
-    estate = placeholder(directory / "estate")
-    server = start(estate, token=TOKEN, **kw)
-    (estate / "estate.toml").unlink()
-    demo = build_demo_estate(estate, canary=canary, url=server.url)
-    return Served(server, demo, directory)
-
-
-def passages(db: Path) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(db)
-    try:
-        return sorted(
-            conn.execute(
-                "select project, path, sha, line_start, line_end, heading, body, source, origin, "
-                "url, target from passages"
-            ).fetchall(),
-            key=repr,
-        )
-    finally:
-        conn.close()
-
-
-def state(db: Path) -> dict[str, list[tuple[Any, ...]]]:
-    """Everything index and sweep decide, without ids and timestamps."""
-    conn = sqlite3.connect(db)
-    try:
-        queries = {
-            "signposts": "select issue_project, issue_iid, reference, status, check_name, reason, "
-            "target_project, target_path, target_line_start, target_line_end, target_sha, target "
-            "from signposts",
-            "passages": "select project, path, sha, line_start, line_end, heading, body, source, "
-            "origin, url, target from passages",
-            "issues": "select project, iid, updated_at, refs from issues",
-            "cursors": "select scope, value from cursors",
-            "projects": "select path, indexed_sha, web_url from projects",
-        }
-        return {k: sorted(conn.execute(q).fetchall(), key=repr) for k, q in queries.items()}
-    finally:
-        conn.close()
-
-
-def integrity(db: Path) -> str:
-    conn = sqlite3.connect(db)
-    try:
-        return str(conn.execute("pragma integrity_check").fetchone()[0])
-    finally:
-        conn.close()
 
 
 @pytest.fixture

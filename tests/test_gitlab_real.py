@@ -10,7 +10,6 @@ import email.utils
 import hashlib
 import json
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +27,13 @@ from signposts.extract import extract
 from signposts.references import ExtractContext, Reference
 from signposts.validate import Validator, Verdict
 from tests.gitlab_server.server import GitLabServer
+from tests.helpers.served import (
+    assert_one_line_failure,
+    invoke,
+    reference_state,
+    serve_demo,
+    state,
+)
 
 TOKEN = "glpat-test-token"
 URL = "https://gitlab.acme.example"
@@ -226,10 +232,10 @@ def test_retry_after_and_reset_windows_longer_than_the_budget_stop_the_run_at_on
     server.rate_limits.add(1, window=3600.0, match="/projects/", starting_now=True)
     gl = forge(server, rate_wait_budget=30.0)
     gl.project("acme/docs")
-    started = time.monotonic()
     with pytest.raises(RateLimitBudget) as caught:
         gl.project("acme/attic")
-    assert time.monotonic() - started < 2.0
+    # stopped at the first 429: no retry, so no pause was slept (one would last the hour)
+    assert gl.requests == Counter(project=2) and server.rate_limits.throttled == 1
     assert caught.value.exit_code == 5 and caught.value.reason == "rate limited"
     assert "run again later to resume" in str(caught.value)
 
@@ -239,20 +245,20 @@ def test_retry_after_and_reset_windows_longer_than_the_budget_stop_the_run_at_on
 def test_a_sweep_throttled_past_its_budget_stops_at_once_with_exit_5_and_resumes(
     tmp_path: Path, gitlab_server_factory: Callable[..., GitLabServer]
 ) -> None:
-    from tests.test_faults_forge import _assert_one_line_failure, _reference, invoke
-    from tests.test_gitlab_paths import serve_demo, state
 
     served = serve_demo(tmp_path, gitlab_server_factory)
-    expected = _reference(served, "index", "sweep")
+    expected = reference_state(served, "index", "sweep")
     config = served.config("budget")
     assert invoke(config, "index").code == 0
     # an hour-long window: waiting it out would exceed the run's 15-minute budget
     served.server.rate_limits.add(1, window=3600.0, match="/issues", starting_now=True)
-    started = time.monotonic()
+    served.server.clear_log()
     done = invoke(config, "sweep")
-    assert time.monotonic() - started < 10
     assert (done.code, done.stdout) == (5, "")
-    _assert_one_line_failure(done.stderr, "rate limited")
+    # stopped at the first 429, unretried: waiting out the hour would come before a retry
+    throttled = [r for r in served.server.requests("/issues") if r.status == 429]
+    assert len(throttled) == served.server.rate_limits.throttled == 1
+    assert_one_line_failure(done.stderr, "rate limited")
     assert "run again later to resume" in done.stderr
     served.server.clear_faults()
     assert invoke(config, "sweep").code == 0
@@ -397,7 +403,7 @@ def test_group_paths_are_case_insensitive(server: GitLabServer) -> None:
     assert got == ["acme/docs", "acme/bulk", "acme/attic"]
 
 
-def test_a_project_twenty_two_segments_deep_is_a_reference() -> None:
+def test_a_project_twenty_two_segments_deep_is_areference_state() -> None:
     deep = "/".join(["acme", *(f"g{i}" for i in range(20)), "docs"])
     found = reference(f"{URL}/{deep}/-/blob/main/docs/guide.md")
     assert found.project == deep

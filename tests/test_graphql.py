@@ -40,7 +40,8 @@ from scout.forge.gitlab_http import MAX_THROTTLED
 from tests.fakes.issues import kill_sweep_at, rounding_issue
 from tests.gitlab_server.graphql_api import MAX_COMPLEXITY
 from tests.gitlab_server.server import GitLabServer
-from tests.test_gitlab_paths import SCOUT, TOKEN, TOKEN_ENV, Served, run_scout, serve_demo, state
+from tests.helpers.run import SCOUT
+from tests.helpers.served import TOKEN, TOKEN_ENV, Served, run_scout, serve_demo, state
 
 URL = "https://gitlab.acme.example"
 ISSUES = 230  # three pages of 100

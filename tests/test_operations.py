@@ -24,7 +24,8 @@ from scout.cli.main import cli
 from scout.cli.progress import LogProgress
 from scout.demo.builder import EstateBuilder
 from scout.demo.estate import build_demo_estate
-from tests.conftest import Result, render_config
+from tests.helpers.config import render_config
+from tests.helpers.run import Result
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 SCOUT = [sys.executable, "-m", "scout"]
@@ -396,21 +397,19 @@ def test_judgements_run_concurrently_within_the_bound_with_the_same_verdicts(
         spans = directory / "spans"
         monkeypatch.setenv("FAKE_CLAUDE_SPANS", str(spans))
         assert scout("index", config=config).code == 0
-        started = time.monotonic()
         swept = scout("sweep", "--json", config=config)
-        seconds = time.monotonic() - started
         assert swept.code == 0, swept.stderr
         calls = len(spans.read_text().splitlines())
-        results[concurrency] = (_verdicts(directory / "scout.db"), _most_at_once(spans), seconds)
+        results[concurrency] = (_verdicts(directory / "scout.db"), _most_at_once(spans))
         assert (
             calls >= 10
             and calls == swept.json()["accepted"] + swept.json()["rejected"]["addresses"]
         )
-    (one, one_most, one_seconds), (three, three_most, three_seconds) = results[1], results[3]
+    (one, one_most), (three, three_most) = results[1], results[3]
     assert one == three  # same verdicts, same cursor, whatever the concurrency
+    # judgements overlapped up to the bound, never past it (the speed-up is bench/bench_judge.py's)
     assert one_most == 1
     assert three_most == 3
-    assert three_seconds < one_seconds * 0.7
 
 
 # ---------------------------------------------------------------------- progress

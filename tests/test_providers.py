@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from typing import get_args
 
@@ -108,10 +107,8 @@ def test_claude_local_hang_is_cut_off_by_the_timeout(
     claude_bin: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_CLAUDE_MODE", "hang")
-    started = time.monotonic()
     with pytest.raises(ProviderError, match="no reply within 0.5 s"):
         ClaudeLocalProvider(model="m", timeout=0.5).run(TASK)
-    assert time.monotonic() - started < 3
 
 
 def test_claude_local_missing_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,10 +169,9 @@ def test_anthropic_failures_are_provider_errors(
 
 def test_anthropic_slow_reply_times_out(api_env: pytest.MonkeyPatch) -> None:
     with FakeMessagesAPI(["slow"], slow_seconds=3) as api:
-        started = time.monotonic()
         with pytest.raises(ProviderError, match="no reply within 0.3 s"):
             run_against(api, api_env, timeout=0.3, max_retries=0)
-    assert time.monotonic() - started < 2
+    assert len(api.requests) == 1  # given up on, not retried
 
 
 def test_anthropic_without_a_key_says_how_to_fix(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from scout.demo.builder import EstateBuilder
+from scout.demo.estate import DOCS_URL
 from tests.gitlab_server.server import GitLabServer
-from tests.test_gitlab_paths import DOCS_URL, TOKEN, config_text, placeholder, run_scout
+from tests.helpers.served import TOKEN, config_text, placeholder, run_scout
 
 RUNBOOK = "".join(f"Step {n}: thaw the zebrafrost valve number {n}.\n" for n in range(1, 12))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from scout.demo.builder import EstateBuilder
-from tests.conftest import Result
+from tests.helpers.run import Result
 
 ROUNDING = (
     "# FX rates are rounded half-even to four decimal places in ledger postings,\n"

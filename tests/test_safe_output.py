@@ -16,7 +16,7 @@ import pytest
 
 from scout.demo.builder import EstateBuilder
 from scout.safe_text import json_safe, printable, printable_block
-from tests.conftest import Result
+from tests.helpers.run import Result
 
 HOSTILE_NAME = "docs/\x1b]8;;https:evil.test\x07zebra\u202etxt.\u2066md\x9b2J.md"
 TERMINAL = ["\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\u200b"]

@@ -18,8 +18,8 @@ import pytest
 
 from scout.demo.builder import EstateBuilder
 from scout.demo.estate import build_demo_estate
-from tests.conftest import Result
 from tests.fakes.issues import kill_sweep_at, rounding_issue
+from tests.helpers.run import Result
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 CANARY = "CANARY-7f3a9c-do-not-store"

@@ -7,7 +7,6 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,9 +20,8 @@ from scout.forge.local import LocalForge
 from scout.providers import make_provider
 from scout.store import SignpostRow, Store
 from signposts.extract import extract
-from signposts.references import ExtractContext
-from signposts.validate import Validator
-from tests.conftest import Result, render_config
+from tests.helpers.run import Result
+from tests.helpers.validator import local_validator
 
 
 @pytest.fixture(scope="module")
@@ -118,29 +116,11 @@ def _one_file_estate(builder: EstateBuilder) -> None:
     builder.write()
 
 
-def _validator(
-    tmp_path: Path, builder: EstateBuilder, **docs: Any
-) -> tuple[Validator, LocalForge, ExtractContext]:
-    config_path = tmp_path / "scout.toml"
-    site = {
-        "url": "https://docs.acme.example/handbook/",
-        "project": "acme/handbook",
-        "root": "docs/",
-        **docs,
-    }
-    config_path.write_text(render_config(builder.root, docs_site=[site]))
-    config = load_config(config_path)
-    forge = LocalForge(builder.root, ["acme"])
-    rules = CorpusRules(("acme",), config.corpus)
-    validator = Validator(forge, rules, make_provider("offline", model=""), config.docs_site)
-    return validator, forge, extract_context(config, "acme/handbook")
-
-
 def test_fifty_references_to_one_file_cost_one_lookup(
     tmp_path: Path, estate_builder: EstateBuilder
 ) -> None:
     _one_file_estate(estate_builder)
-    validator, forge, context = _validator(tmp_path, estate_builder)
+    validator, forge, context = local_validator(tmp_path, estate_builder)
     text = " ".join(f"src/keys.py:{n}" for n in range(1, 51))
     references = extract(text, context).references
     assert len(references) == 50
@@ -208,7 +188,9 @@ def test_docs_pages_map_to_sources_and_can_be_checked_live(
     thread.start()
     try:
         site = f"http://127.0.0.1:{server.server_address[1]}/handbook/"
-        validator, forge, context = _validator(tmp_path, estate_builder, url=site, check_live=True)
+        validator, forge, context = local_validator(
+            tmp_path, estate_builder, url=site, check_live=True
+        )
         (reference,) = extract(f"{site}{page}", context).references
         verdict = validator.validate(reference, "How do I rotate the signing keys?")
         assert verdict.status == status, verdict.reason
@@ -235,7 +217,9 @@ def test_a_live_check_that_answers_404_or_redirects_off_site_fails(
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         site = f"http://127.0.0.1:{server.server_address[1]}/handbook/"
-        validator, forge, context = _validator(tmp_path, estate_builder, url=site, check_live=True)
+        validator, forge, context = local_validator(
+            tmp_path, estate_builder, url=site, check_live=True
+        )
         for page, reason in (("gone/", "answered 404"), ("moved/", "redirects off the docs site")):
             (reference,) = extract(f"{site}{page}", context).references
             verdict = validator.validate(reference, "How do I rotate the signing keys?")
