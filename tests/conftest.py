@@ -21,6 +21,14 @@ pytest_plugins = ["tests.gitlab_server.pytest_plugin"] if _PLUGIN.exists() else 
 FAKE_CLAUDE = Path(__file__).parent / "fakes" / "fake_claude.py"
 
 
+@pytest.fixture(autouse=True)
+def _terminal_as_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables are laid out for the width CI sees (no terminal: the 160-column fallback), not
+    for the terminal a developer happens to run pytest in, nor a worker's pipe under xdist."""
+    monkeypatch.setenv("COLUMNS", "160")
+    monkeypatch.setenv("LINES", "24")
+
+
 @pytest.fixture
 def estate_builder(tmp_path: Path) -> EstateBuilder:
     return EstateBuilder(tmp_path / "estate")

@@ -72,3 +72,7 @@ def test_the_demo_runs_from_an_installed_wheel(tmp_path: Path) -> None:
     assert (elsewhere / "demo" / "scout.toml").read_text(encoding="utf-8") == (
         ROOT / "scout" / "demo" / "demo.toml"
     ).read_text(encoding="utf-8")
+    # the report's templates are package data: the page renders from the wheel alone
+    _run(venv / "bin" / "scout", "--config", "demo/scout.toml", "report", "--html", "r.html",
+         cwd=elsewhere)  # fmt: skip
+    assert "<h1>Scout report</h1>" in (elsewhere / "r.html").read_text(encoding="utf-8")
