@@ -341,6 +341,7 @@ _MUTE_ARGUMENT = _CODE_DIRECTIVES | {
     "index",
     "currentmodule",
     "module",
+    "program",
     "default-role",
     "role",
     "highlight",

@@ -407,13 +407,18 @@ def _with_objects(
         ids[len(merged)] = _object_id(directive, names)
         merged.append((line, signature_end, level, names[:MAX_HEADING_CHARS]))
         parents.append((end, level, names[:MAX_HEADING_CHARS]))
-        # Resume the holder when its text goes on after this block, before the next event.
-        if following > end and any(lines[k].strip() for k in range(end, following)):
-            holder = next((p for p in reversed(parents[:-1]) if p[0] > end), None)
-            back = (holder[1], holder[2]) if holder else section
-            if back is not None:
+        # Where text goes on after this block, before the next event, it is its holders' again:
+        # the innermost open object's up to that one's end, and so on out to the section.
+        at = end
+        outer = (following, *section) if section else (following, 0, "")
+        for holder_end, holder_level, holder_text in [*reversed(parents[:-1]), outer]:
+            if holder_end <= at or at >= following:
+                continue
+            stop = min(holder_end, following)
+            if holder_text and any(lines[k].strip() for k in range(at, stop)):
                 ids[len(merged)] = None
-                merged.append((end, end, *back))
+                merged.append((at, at, holder_level, holder_text))
+            at = holder_end
     return merged, ids
 
 
