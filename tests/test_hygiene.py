@@ -355,6 +355,26 @@ def test_roles_in_rst_titles_show_their_text(title: str, shown: str) -> None:
     assert [s.heading for s in split_document("doc/a.rst", text)] == [shown]
 
 
+@pytest.mark.parametrize(
+    ("source", "shown"),
+    [
+        ("See `Python <https://python.org>`_ now", "See Python now"),
+        ("`Python`_ and `anonymous <https://x.example>`__", "Python and anonymous"),
+        ("``literal``_ stays", "``literal``_ stays"),
+    ],
+)
+def test_rst_hyperlink_references_show_their_text(source: str, shown: str) -> None:
+    assert markup.render_roles(source) == shown
+
+
+def test_rst_hyperlinks_wrapped_over_lines_show_their_text() -> None:
+    sections = split("python-gitlab/README.rst")
+    install = next(s for s in sections if "development version" in s.body)
+    assert "available on both GitHub.com\n and GitLab.com\n, and can be" in install.body
+    assert "<https://" not in text_of(sections)
+    assert "$ pip install git+https://github.com/python-gitlab/python-gitlab.git" in install.body
+
+
 def test_myst_roles_in_markdown_headings_show_their_text() -> None:
     page = "# {ref}`Pagination <pagination>`\n\nPages.\n"
     assert [s.heading for s in split_document("docs/a.md", page)] == ["Pagination"]
@@ -432,6 +452,7 @@ WORST = {
         _lines(".. confval:: a\n   :type: b\n\n   text\n\n"),
     ),
     "pointer": (lambda t: passages._POINTER.search(t), _lines("was   ")),
+    "hyperlink references": (markup.render_roles, _lines("`a <b `_ ")),
 }
 
 

@@ -535,12 +535,24 @@ def _glossary(lines: list[str], start: int, end: int, found: RstMarkup) -> None:
             found.terms.append((k, lines[k].strip()))
 
 
+# A reST hyperlink reference shows its text, not its target: `Python <https://python.org>`_ is
+# "Python", `Python`_ is "Python". (The text holds no `<`, so a scan stops at the first one.)
+# Wrapped over lines (in a paragraph), the line breaks stay, so no line moves.
+_RST_LINK = re.compile(r"(?<![`:])`([^`<]{1,500})(<[^<>`]{1,2000}>)?`__?(?![\w`])")
+
+
+def _link_ref_text(match: re.Match[str]) -> str:
+    text = match.group(1).rstrip(" \t")
+    return text + "\n" * (match.group(2) or "").count("\n")
+
+
 def render_roles(text: str) -> str:
     """Sphinx and MyST roles as their text: :ref:`Title <label>` -> "Title",
-    :class:`~gitlab.Gitlab` -> "Gitlab", :pep:`8` -> "PEP 8"."""
+    :class:`~gitlab.Gitlab` -> "Gitlab", :pep:`8` -> "PEP 8"; hyperlink references as theirs."""
     if "`" not in text:
         return text
-    return _ROLE.sub(_role_text, text)
+    text = _ROLE.sub(_role_text, text)
+    return _RST_LINK.sub(_link_ref_text, text) if "`_" in text else text
 
 
 def _role_text(match: re.Match[str]) -> str:
@@ -574,6 +586,7 @@ def _wrapped_roles(out: list[str], code: list[tuple[int, int]]) -> None:
             while k < end and out[k].strip():
                 k += 1
             if k - para > 1 and any("`" in line for line in out[para:k]):
-                rendered = _ROLE.sub(_role_text, "\n".join(out[para:k])).split("\n")
+                joined = _ROLE.sub(_role_text, "\n".join(out[para:k]))
+                rendered = _RST_LINK.sub(_link_ref_text, joined).split("\n")
                 if len(rendered) == k - para:
                     out[para:k] = rendered
