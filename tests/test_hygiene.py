@@ -221,8 +221,17 @@ def test_redirect_stubs(name: str, stub: bool) -> None:
     assert redirect_stub(split(name)) is stub
 
 
-def test_a_long_page_that_mentions_a_move_is_not_a_stub() -> None:
-    text = "# Moving\n\nThe file was moved to another place in 2.0. " + "More text. " * 40
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# Moving\n\nThe file was moved to another place in 2.0. " + "More text. " * 40,
+        # Hugo's repository LICENSE.md: a pointer, then what the pointer does not say.
+        "See [content/LICENSE.md](content/LICENSE.md) for the license of the content.\n\n"
+        "The theme of this repository has no open source license.\n",
+        "We moved. The old page said more. And more.\n",
+    ],
+)
+def test_pages_that_say_more_than_a_pointer_are_not_stubs(text: str) -> None:
     assert not redirect_stub(split_document("a.md", text))
 
 
@@ -451,7 +460,8 @@ WORST = {
         lambda t: split_document("a.rst", t),
         _lines(".. confval:: a\n   :type: b\n\n   text\n\n"),
     ),
-    "pointer": (lambda t: passages._POINTER.search(t), _lines("was   ")),
+    "pointer": (lambda t: passages._MOVED.search(t), _lines("was   ")),
+    "sentences": (lambda t: passages._SENTENCE_END.findall(t), _lines(". ")),
     "hyperlink references": (markup.render_roles, _lines("`a <b `_ ")),
 }
 

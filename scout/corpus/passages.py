@@ -152,21 +152,29 @@ def split_document(path: str, text: str, read: Reader | None = None) -> list[Sec
 # another location", GitLab's docs; "This page has moved", Hugo and MkDocs redirect pages; "See
 # _build_.", a glossary entry that defers to another). Its link is rendered away already; what
 # is left is the pointing sentence, which answers nothing. Only short pages are read (the
-# pattern sees at most MAX_STUB_CHARS), so a long page that mentions a move is never a stub.
+# patterns see at most MAX_STUB_CHARS), so a long page that mentions a move is never a stub, and
+# a page that says one thing more (a second sentence after a "See ...") is not either.
 MAX_STUB_CHARS = 300
-_POINTER = regex.compile(
+_MOVED = regex.compile(
     r"\b(?:(?:was|were|is|are|has been|have been|now)\s(?:moved|relocated|migrated|merged)"
     r"|moved\s(?:permanently\s)?to|can now be found|now lives|(?:page|document) has moved"
-    r"|redirect(?:s|ed|ing)?\sto)\b|^(?:please\s)?see\b",
+    r"|redirect(?:s|ed|ing)?\sto)\b",
     regex.IGNORECASE,
 )
+_SEE = regex.compile(r"^(?:please\s)?see\b", regex.IGNORECASE)
+_SENTENCE_END = regex.compile(r"[.!?](?:\s|$)")
 
 
 def redirect_stub(sections: Sequence[Section]) -> bool:
     """Whether a document's passages are only a pointer to another page (see above)."""
     own = [s.body for s in sections if s.path is None]
     text = " ".join(" ".join(own).split())
-    return bool(own) and len(text) <= MAX_STUB_CHARS and _POINTER.search(text) is not None
+    if not own or len(text) > MAX_STUB_CHARS:
+        return False
+    sentences = len(_SENTENCE_END.findall(text))
+    if _MOVED.search(text) is not None and sentences <= 2:
+        return True
+    return _SEE.match(text) is not None and sentences <= 1
 
 
 def _read_include(
