@@ -80,10 +80,20 @@ def test_reference_links_show_their_text_and_their_definitions_nothing() -> None
         ("replace <name> with yours", "replace <name> with yours"),
         ("[wrapped\nlink text](page.md)", "wrapped\nlink text"),
         ("[unclosed](page.md", "[unclosed](page.md"),
+        (
+            ':material-check:{ style="color: green" } Done `:octicons-tag-24:`',
+            " Done `:octicons-tag-24:`",
+        ),
     ],
 )
 def test_link_forms(source: str, shown: str) -> None:
     assert markup.render_links(source) == shown
+
+
+def test_material_icons_are_not_text() -> None:
+    [section] = split("mkdocs-material/code-blocks-colors.md")
+    assert section.body.endswith("\n-  `--md-code-hl-keyword-color`")
+    assert {"material", "checkbox", "style", "var"}.isdisjoint(words([section]))
 
 
 def test_gitlab_and_hugo_alerts_show_their_title() -> None:
@@ -444,6 +454,7 @@ WORST = {
     "backticks": (markup.render_links, _lines("`](`")),
     "definitions": (markup.render_links, _lines("[a]: \n")),
     "tag openers": (markup.render_links, _lines("<a ")),
+    "icons": (markup.render_links, _lines(":material-a:{ ")),
     "alerts": (lambda t: markup.render_markdown(t.split("\n"), []), _lines("> [!note] x\n")),
     "block fences": (
         lambda t: markup.render_blocks(t.split("\n")),

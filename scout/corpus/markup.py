@@ -47,8 +47,24 @@ _CONTAINER = re.compile(
     re.MULTILINE,
 )
 
+# Material for MkDocs icons (`:material-check:`), by their prefixes: see `render_links`.
+_ICON_PREFIXES = (":material-", ":octicons-", ":fontawesome-", ":simple-")
 # Cheap substring tests before any regex runs: most documents hold none of these.
-_MARKS = ("<", "{{", "!!!", "???", "===", "}`", ":::", "](", "][", "]:", "[!", "///")
+_MARKS = (
+    "<",
+    "{{",
+    "!!!",
+    "???",
+    "===",
+    "}`",
+    ":::",
+    "](",
+    "][",
+    "]:",
+    "[!",
+    "///",
+    *_ICON_PREFIXES,
+)
 _MYST_ROLE = re.compile(r"\{([\w.+:-]+)\}`([^`\n]+(?:\n[^`\n]+){0,3})`")
 
 
@@ -188,10 +204,19 @@ _HTML_TAG = re.compile(
 )
 
 
+# Material for MkDocs icons (pymdownx.emoji: `:material-check:`, `:octicons-tag-24:`), with an
+# attribute list for their style (`{ style="color: red" }`), show a picture, not words.
+_ICON = re.compile(
+    rf"{_CODE_SPAN}|:(?:material|octicons|fontawesome|simple)-[a-z0-9-]{{1,100}}:"
+    r"(?:\{[^{}\n]{0,500}\})?"
+)
+
+
 def render_links(chunk: str) -> str:
     """Markdown links and images as the text they show (`[Install](install.md)` -> "Install",
     `![CI](badge.svg)` -> "CI", `[text][ref]` -> "text"), link reference definitions blank, and
-    the tags of common HTML elements removed; code spans are left as written."""
+    the tags of common HTML elements and Material's icons removed; code spans are left as
+    written."""
     if "](" in chunk or "][" in chunk or "]:" in chunk:
         if "![" in chunk:
             chunk = _IMAGE.sub(_link_text, chunk)
@@ -199,6 +224,8 @@ def render_links(chunk: str) -> str:
         chunk = _LINK_DEFINITION.sub("", chunk)
     if "<" in chunk:
         chunk = _HTML_TAG.sub(lambda m: m.group(1) or "\n" * m.group(0).count("\n"), chunk)
+    if any(prefix in chunk for prefix in _ICON_PREFIXES):
+        chunk = _ICON.sub(lambda m: m.group(1) or "", chunk)
     return chunk
 
 
