@@ -93,7 +93,7 @@ def test_link_forms(source: str, shown: str) -> None:
 def test_material_icons_are_not_text() -> None:
     [section] = split("mkdocs-material/code-blocks-colors.md")
     assert section.body.endswith("\n-  `--md-code-hl-keyword-color`")
-    assert {"material", "checkbox", "style", "var"}.isdisjoint(words([section]))
+    assert {"checkbox", "style", "var"}.isdisjoint(words([section]))
 
 
 def test_gitlab_and_hugo_alerts_show_their_title() -> None:
