@@ -10,9 +10,7 @@ whose time must grow linearly.
 
 from __future__ import annotations
 
-import gc
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,6 +24,7 @@ from scout.corpus.rules import CorpusRules
 from scout.demo.builder import EstateBuilder
 from scout.forge.local import LocalForge
 from scout.store import Store
+from tests.growth import assert_linear
 
 REAL = Path(__file__).parent / "fixtures" / "realdocs"
 
@@ -413,35 +412,6 @@ def test_literalinclude_pulls_in_the_code_it_shows() -> None:
 # ---- bounded work ------------------------------------------------------------------------------
 
 
-def _seconds(run: Callable[[str], object], text: str, repeats: int) -> float:
-    """CPU seconds of the best of `repeats` runs: time spent waiting for a core on the shared
-    machine is not work done."""
-    best = float("inf")
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            started = time.thread_time()
-            run(text)
-            best = min(best, time.thread_time() - started)
-    finally:
-        gc.enable()
-    return best
-
-
-def _ratio(run: Callable[[str], object], make: Callable[[int], str]) -> float:
-    """Time at 4n over time at n, both measured here (DESIGN.md: at most 6). n grows until one
-    run takes 20 ms (past the sizes where this machine's caches make time jump), so the ratio is
-    not one of noise; a ratio over the bound is measured again as the best of five, so a pause
-    of the shared machine does not read as quadratic."""
-    n = 16_000
-    while _seconds(run, make(n), 1) < 0.02 and n < 1 << 19:
-        n *= 2
-    ratio = _seconds(run, make(4 * n), 2) / max(_seconds(run, make(n), 2), 1e-9)
-    if ratio > 6:
-        ratio = _seconds(run, make(4 * n), 5) / max(_seconds(run, make(n), 5), 1e-9)
-    return ratio
-
-
 def _lines(unit: str) -> Callable[[int], str]:
     return lambda n: unit * max(1, n // len(unit))
 
@@ -481,4 +451,9 @@ WORST = {
 def test_new_patterns_grow_linearly(
     run: Callable[[str], object], make: Callable[[int], str]
 ) -> None:
-    assert _ratio(run, make) <= 6
+    def over(size: int) -> Callable[[], object]:
+        text = make(size)
+        return lambda: run(text)
+
+    # 64,000 characters: past the sizes where this machine's caches make times jump
+    assert_linear(over, 64_000)
