@@ -14,7 +14,6 @@ from typing import Any
 from scout import timefmt
 from scout.errors import UsageError
 from scout.retrieve import stem, words
-from scout.safe_text import printable
 from scout.store import QuestionRow, Store
 
 
@@ -136,15 +135,3 @@ def answering_cost(store: Store, *, since: str | None = None) -> AnsweringCost:
         usd=sum(r.usd for r in rows if r.usd is not None),
         unpriced=sum(r.usd is None for r in rows),
     )
-
-
-def render(groups: list[GapGroup]) -> str:
-    if not groups:
-        return "No declined questions."
-    lines = []
-    for g in groups:
-        lines.append(f"{g.count:>4}  {printable(g.question)}")
-        lines.append(
-            f"      seen {g.first_seen} .. {g.last_seen}; reasons: {'; '.join(g.reasons) or '-'}"
-        )
-    return "\n".join(lines)

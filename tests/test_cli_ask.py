@@ -146,9 +146,10 @@ def test_gaps_groups_declined_questions(estate: Path) -> None:
         ("ph", 1, ["nothing matched"]),
     ]
     assert groups[0]["first_seen"] <= groups[0]["last_seen"]
-    human = invoke(estate, "gaps").stdout.splitlines()
-    assert human[0] == "   2  Storage: how do i rotate BACKUPS to TAPE"
-    assert human[2] == "   1  ph"
+    header, first, second, *_ = invoke(estate, "gaps").stdout.splitlines()
+    assert header.split()[:2] == ["asked", "question"]
+    assert first.startswith("    2  Storage: how do i rotate BACKUPS to TAPE  ")
+    assert second.startswith("    1  ph  ")
 
 
 # ---------------------------------------------------------------------- real subprocess

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from scout.errors import UsageError
-from scout.gaps import GapGroup, gaps, group, normalise, parse_since, render
+from scout.gaps import GapGroup, gaps, group, normalise, parse_since
 from scout.store import QuestionRow, Store
 
 
@@ -109,12 +109,3 @@ def test_since_accepts_dates_and_times(text: str, stamp: str) -> None:
 def test_since_rejects_anything_else(text: str) -> None:
     with pytest.raises(UsageError, match="is not a date: use YYYY-MM-DD"):
         parse_since(text)
-
-
-def test_render_is_one_entry_per_group_and_printable() -> None:
-    groups = group([row("2026-11-01T10:00:00Z", "rotate\x1b[2J keys\nnow")])
-    assert render(groups) == (
-        "   1  rotate [2J keys now\n"
-        "      seen 2026-11-01T10:00:00Z .. 2026-11-01T10:00:00Z; reasons: nothing matched"
-    )
-    assert render([]) == "No declined questions."
