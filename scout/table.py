@@ -66,6 +66,7 @@ class Column:
     drop: int = 0
     status: bool = False
     caption: bool = True
+    note: str = ""  # a footer line when the column is dropped for want of width
 
 
 @dataclass(frozen=True)
@@ -135,14 +136,15 @@ def cut(text: str, width: int, how: Literal["end", "middle"] = "end") -> str:
     if how == "end":
         return _head(text, width - 1) + ELLIPSIS
     room = width - 1
+    half = (room + 1) // 2
     head = _prefix(text)
-    if cell_width(head) > room // 2:
+    if cell_width(head) > half:
         head = head.partition("://")[2]  # the host tells more than the scheme
-    if cell_width(head) > room // 2:
+    if cell_width(head) > half:
         head = ""  # narrow: the tail alone tells rows apart
     tail = _tail(text, room - cell_width(head))
-    slash = tail.find("/", 1)
-    if 0 < slash <= len(tail) // 3:
+    slash = tail.find("/")
+    if 0 < slash <= max(3, len(tail) // 6):
         tail = tail[slash:]  # start the tail at a segment boundary when that costs little
     return head + ELLIPSIS + tail
 
@@ -174,7 +176,7 @@ def _tail(text: str, width: int) -> str:
 class _Fitted:
     columns: list[Column]
     widths: dict[str, int]
-    captions: list[tuple[str, str]] = field(default_factory=list)
+    captions: list[tuple[Column, str]] = field(default_factory=list)
 
 
 def _fit(columns: Sequence[Column], cells: list[dict[str, str]], width: int) -> _Fitted:
@@ -185,7 +187,7 @@ def _fit(columns: Sequence[Column], cells: list[dict[str, str]], width: int) -> 
             values = {row[column.key] for row in cells}
             if column.caption and len(values) == 1:
                 shown.remove(column)
-                captions.append((column.header, values.pop()))
+                captions.append((column, values.pop()))
     natural = {
         c.key: max(cell_width(c.header), *(cell_width(row[c.key]) for row in cells)) for c in shown
     }
@@ -244,7 +246,11 @@ def table(
 ) -> Styled:
     """``rows`` as a table with a header row for ``terminal`` (default: standard output's)."""
     terminal = terminal or Terminal.detect()
-    cells = [{c.key: printable(_text(row.get(c.key)), CELL_LIMIT) for c in columns} for row in rows]
+    # cut before cleaning too: a cell of megabytes costs what a cell of CELL_LIMIT does
+    cells = [
+        {c.key: printable(_text(row.get(c.key))[: 4 * CELL_LIMIT], CELL_LIMIT) for c in columns}
+        for row in rows
+    ]
     fitted = _fit(columns, cells, terminal.width)
     from rich.console import Console
     from rich.table import Table
@@ -258,9 +264,17 @@ def table(
         header_style="",
         expand=False,
     )
+
+    def padded(text: str, column: Column, style: str) -> Text:
+        # padded here, unstyled, so a colour covers the word and not the blank after it
+        fill = " " * max(0, fitted.widths[column.key] - cell_width(text))
+        if column.align == "right":
+            return Text.assemble(fill, (text, style))
+        return Text.assemble((text, style), fill)
+
     for c in fitted.columns:
         grid.add_column(
-            Text(c.header, style="bold" if terminal.colour else ""),
+            padded(cut(c.header, fitted.widths[c.key]), c, "bold" if terminal.colour else ""),
             justify=c.align,
             width=fitted.widths[c.key],
             no_wrap=True,
@@ -269,9 +283,10 @@ def table(
     for row in cells:
         grid.add_row(
             *(
-                Text(
+                padded(
                     cut(row[c.key], fitted.widths[c.key], c.cut),
-                    style=STATUS_STYLES.get(row[c.key], "") if c.status else "",
+                    c,
+                    STATUS_STYLES.get(row[c.key], "") if c.status else "",
                 )
                 for c in fitted.columns
             )
@@ -293,9 +308,19 @@ def table(
     lines = [line.rstrip() for line in out.getvalue().rstrip("\n").split("\n")]
     if terminal.colour:
         lines = [_strip_padding(line) for line in lines]
-    lines += [cut(f"{header}: {value}", terminal.width) for header, value in fitted.captions]
+    lines += [cut(f"{c.header}: {value}", terminal.width) for c, value in fitted.captions]
+    shown = {c.key for c in fitted.columns} | {c.key for c, _ in fitted.captions}
+    lines += [c.note for c in columns if c.note and c.key not in shown]
     lines += [printable(line, CELL_LIMIT) for line in footer]
     return Styled("\n".join(lines))
+
+
+def wrap(text: str, terminal: Terminal | None = None) -> str:
+    """Prose (a summary sentence, not a table) wrapped to the terminal's width, made safe."""
+    import textwrap
+
+    width = (terminal or Terminal.detect()).width
+    return "\n".join(textwrap.fill(printable(line, CELL_LIMIT), width) for line in text.split("\n"))
 
 
 def _text(value: Any) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from scout.cli.runtime import Runtime, emit_rows, json_option, pass_runtime, rows_option
-from scout.table import Column, Styled, Terminal, table
+from scout.table import Column, Styled, Terminal, table, wrap
 
 COLUMNS = (
     Column("count", "asked", align="right", caption=False),
@@ -23,9 +23,9 @@ def render(
 ) -> str | Styled:
     """One row per gap, most asked first, then the answering cost line."""
     if not groups:
-        return "No declined questions.\n\n" + cost
+        return "No declined questions.\n\n" + wrap(cost, terminal)
     cells = [{**g, "reasons": "; ".join(g["reasons"]) or "-"} for g in groups]
-    return table(cells, COLUMNS, terminal=terminal) + "\n\n" + cost
+    return table(cells, COLUMNS, terminal=terminal) + "\n\n" + wrap(cost, terminal)
 
 
 @click.command()

@@ -65,7 +65,15 @@ COLUMNS = (
     Column("path", "path", cut="middle", flex=3, minimum=16),
     Column("lines", "lines"),
     Column("heading", "heading", flex=4, minimum=16, caption=False),
-    Column("url", "permalink", drop=1, flex=6, minimum=10_000, caption=False),
+    Column(
+        "url",
+        "permalink",
+        drop=1,
+        flex=6,
+        minimum=10_000,
+        caption=False,
+        note="permalinks: a wider terminal, or --json / --nl",
+    ),
 )
 
 

@@ -62,7 +62,7 @@ COLUMNS = (
     Column("reference", "reference", cut="middle", flex=9, minimum=20),
     Column("check", "check"),
     Column("reason", "reason", flex=8, minimum=16),
-    Column("issue", "issue", cut="middle", flex=3, minimum=16),
+    Column("issue", "issue", cut="middle", flex=4, minimum=20),
     Column("checked_at", "checked", drop=3),
 )
 

@@ -15,7 +15,7 @@ from scout.evaluation.figures import (
     latency,
     recall,
 )
-from scout.table import Column, Styled, Terminal, table
+from scout.table import Column, Styled, Terminal, table, wrap
 
 
 def _number(value: Any) -> str:
@@ -102,7 +102,8 @@ def render(report: EvalReport, terminal: Terminal | None = None) -> Styled:
         f"Eval: {doc['questions']} question(s), provider {report.provider}{model}, "
         f"{report.k} passages"
     )
-    return Styled.join([heading, "", bands_table, "", *summary(report), "", questions])
+    prose = [wrap(line, terminal) for line in [heading, "", *summary(report)]]
+    return Styled.join([*prose[:2], bands_table, "", *prose[2:], "", questions])
 
 
 def render_comparison(comparison: Comparison, terminal: Terminal | None = None) -> Styled:

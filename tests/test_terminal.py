@@ -1,0 +1,484 @@
+"""How the CLI talks to a terminal: every table's exact output at 80 and 160 columns, with and
+without colour; a real pty for width, colour, NO_COLOR and the pager; ``--nl``; unquoted
+questions; "did you mean"; bare ``scout``.
+
+The expected outputs are files in tests/fixtures/terminal/ (``NAME-WIDTH[-colour].txt``), read
+by eye when written: a change to a table shows as a diff of one of them.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from scout.cli import gaps as gaps_cli
+from scout.cli import search as search_cli
+from scout.cli import signposts as signposts_cli
+from scout.cli.main import cli
+from scout.cli.progress import LogProgress, remaining
+from scout.evaluation import render as eval_render
+from scout.evaluation.compare import Comparison, Figure
+from scout.evaluation.evalfile import Band
+from scout.evaluation.figures import Cited, EvalReport, Row
+from scout.providers.base import Usage
+from scout.table import Column, Styled, Terminal, cut, table
+from tests.conftest import SCOUT, Result
+from tests.fakes.corpus import make_store, write_config
+
+GOLDEN = Path(__file__).parent / "fixtures" / "terminal"
+ESC = "\x1b"
+SGR = re.compile("\x1b\\[[0-9;]*m")
+
+# --------------------------------------------------------------------------- rows of each table
+DOCS = "https://docs.gitlab.com/ee/ci/pipelines"
+BLOB = "https://gitlab.acme.example/acme/platform/gateway/-/blob/0123456789abcdef0123456789abcdef01234567"
+
+SEARCH_ROWS = [
+    {
+        "rank": 1,
+        "score": -7.25,
+        "project": "acme/platform/gateway",
+        "path": "docs/operations/timeouts-and-retries.md",
+        "heading": "Timeouts > Upstream connections > How long the gateway waits",
+        "lines": [12, 48],
+        "url": f"{BLOB}/docs/operations/timeouts-and-retries.md#L12-48",
+    },
+    {
+        "rank": 2,
+        "score": -3.5,
+        "project": "acme/ops",
+        "path": "docs/backups.md",
+        # hostile: an escape sequence and rich markup stay inert text
+        "heading": "Backups \x1b[2J[bold red]restore[/]",
+        "lines": [1, 9],
+        "url": "https://gitlab.acme.example/acme/ops/-/blob/0123456789abcdef0123456789abcdef01234567/docs/backups.md#L1-9",
+    },
+]
+
+
+def _signpost(
+    id_: int, status: str, kind: str, reference: str, check: str | None, reason: str, iid: int
+) -> dict[str, Any]:
+    return {
+        "id": id_,
+        "status": status,
+        "kind": kind,
+        "reference": reference,
+        "check": check,
+        "reason": reason,
+        "issue": {"project": "acme/platform/gateway", "iid": iid},
+        "checked_at": f"2026-12-01T09:{id_:02d}:00Z",
+    }
+
+
+SIGNPOST_ROWS = [
+    _signpost(
+        7,
+        "rejected",
+        "docs_page",
+        f"{DOCS}/schedules.html",
+        "resolves",
+        "no source file under doc/ builds this page",
+        41,
+    ),
+    _signpost(
+        6,
+        "rejected",
+        "docs_page",
+        f"{DOCS}/settings.html",
+        "resolves",
+        "no source file under doc/ builds this page",
+        41,
+    ),
+    _signpost(
+        5,
+        "accepted",
+        "file",
+        "acme/platform/gateway/-/blob/main/docs/timeouts.md#L3",
+        None,
+        "addresses the issue's question (the target says how long upstream calls wait)",
+        12,
+    ),
+    _signpost(
+        4, "withdrawn", "merge_request", "acme/secrets!1", "corpus_rules", "project_private", 9
+    ),
+]
+
+GAP_ROWS = [
+    {
+        "count": 3,
+        "question": "What is the office wifi password for the guest network?",
+        "reasons": ["no passage covers: wifi, password", "nothing matched"],
+        "first_seen": "2026-11-28T08:00:00Z",
+        "last_seen": "2026-12-01T09:30:00Z",
+    },
+    {
+        "count": 1,
+        "question": "How often are exchange rates fetched?",
+        "reasons": ["no passage covers: exchange, rates"],
+        "first_seen": "2026-11-30T10:00:00Z",
+        "last_seen": "2026-11-30T10:00:00Z",
+    },
+]
+COST = "Answering in all: 4 question(s), 0 answered; 0 input + 0 output tokens, $0.0000"
+
+
+def _row(question: str, band: Band, outcome: str, score: float | None, n: int) -> Row:
+    return Row(
+        question=question,
+        band=band,
+        outcome=outcome,
+        reason=None if outcome == "answered" else "nothing matched",
+        cited=tuple(Cited("acme/ops", f"docs/runbooks/backup-{i}.md", (1, 9)) for i in range(n)),
+        cited_expected=(True,) * n,
+        retrieved_expected=bool(n),
+        best_score=score,
+        usage=Usage(100, 20, None),
+        latency_ms=1200,
+    )
+
+
+EVAL = EvalReport(
+    provider="claude-local",
+    model="claude-haiku-4-5",
+    k=8,
+    rows=(
+        _row("How do I restore last night's backup?", Band.ANSWERABLE, "answered", -7.5, 2),
+        _row(
+            "Who is on call for the gateway this weekend?", Band.UNANSWERABLE, "declined", None, 0
+        ),
+        _row("Which vault version rotates the keys?", Band.COVERED, "answered", -2.25, 1),
+    ),
+)
+COMPARISON = Comparison(
+    "runs/a.json",
+    "runs/b.json",
+    (
+        Figure("bands.answerable.correct", 2, 1),
+        Figure("citations.precision", 0.75, 1.0),
+        Figure("cost.usd", None, 0.0123),
+    ),
+    (),
+)
+
+TABLES: dict[str, Callable[[Terminal], str | Styled]] = {
+    "search": lambda t: search_cli.render(SEARCH_ROWS, t),
+    "signposts": lambda t: signposts_cli._table(SIGNPOST_ROWS, 3, t),
+    "signposts-extract": lambda t: table(
+        [
+            {"kind": "docs_page", "reference": f"{DOCS}/schedules.html"},
+            {"kind": "merge_request", "reference": "acme/ledger!3"},
+        ],
+        signposts_cli.EXTRACTED,
+        terminal=t,
+    ),
+    "gaps": lambda t: gaps_cli.render(GAP_ROWS, COST, t),
+    "eval": lambda t: eval_render.render(EVAL, t),
+    "eval-compare": lambda t: eval_render.render_comparison(COMPARISON, t),
+}
+
+
+def _text(rendered: str | Styled) -> str:
+    return rendered.text if isinstance(rendered, Styled) else rendered
+
+
+def _golden(name: str) -> str:
+    return (GOLDEN / f"{name}.txt").read_text(encoding="utf-8").removesuffix("\n")
+
+
+@pytest.mark.parametrize("colour", [False, True], ids=["plain", "colour"])
+@pytest.mark.parametrize("width", [80, 160])
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_every_table_has_its_exact_output(name: str, width: int, colour: bool) -> None:
+    text = _text(TABLES[name](Terminal(width=width, colour=colour)))
+    assert text == _golden(f"{name}-{width}{'-colour' if colour else ''}")
+    plain = SGR.sub("", text)
+    assert ESC not in plain, "only colours may be escape sequences"
+    assert max(len(line) for line in plain.splitlines()) <= width
+    if not colour:
+        assert text == plain
+    else:
+        assert plain == _golden(f"{name}-{width}"), "colour changes nothing but colour"
+
+
+def test_colour_is_for_statuses_and_headers_only() -> None:
+    text = _text(TABLES["signposts"](Terminal(width=160, colour=True)))
+    assert "\x1b[31mrejected\x1b[0m" in text and "\x1b[32maccepted\x1b[0m" in text
+    assert "\x1b[33mwithdrawn\x1b[0m" in text and "\x1b[1mid\x1b[0m" in text
+    # the reference and the reason are never coloured, whatever they say
+    assert "\x1b[31mresolves" not in text and "acme/secrets!1\x1b" not in text
+
+
+def test_untrusted_cells_stay_inert() -> None:
+    text = _text(TABLES["search"](Terminal(width=160, colour=True)))
+    assert "[2J" in text and "\x1b[2J" not in text  # the control character is gone
+    assert "[bold red]restore[/]" in text  # rich markup in a heading is text, not style
+
+
+# --------------------------------------------------------------------------- fitting and cutting
+def test_a_docs_url_keeps_its_distinctive_tail() -> None:
+    url = "https://docs.gitlab.com/ee/ci/pipelines/schedules"
+    assert cut(url, 48, "middle") == "https://docs.gitlab.com/…/ci/pipelines/schedules"
+    assert cut(url, 40, "middle") == "docs.gitlab.com/…/ci/pipelines/schedules"
+    assert cut(url, 20, "middle") == "…pipelines/schedules"
+    assert cut(url, 12, "middle") == "…/schedules"  # a segment boundary, when it costs little
+    assert cut("a heading that goes on", 10) == "a heading…"
+    assert cut("short", 10, "middle") == "short"
+
+
+def test_rows_that_differ_only_in_their_tails_stay_distinct_at_any_width() -> None:
+    rows = [{"reference": f"{DOCS}/{page}.html"} for page in ("schedules", "settings", "triggers")]
+    for width in range(MIN_TABLE := 40, 161, 7):
+        lines = _text(
+            table(rows, [Column("reference", "reference", cut="middle", flex=1)],
+                  terminal=Terminal(width=width))
+        ).splitlines()[1:]  # fmt: skip
+        assert len(set(lines)) == 3, (width, lines)
+        assert all(len(line) <= max(width, MIN_TABLE) for line in lines)
+
+
+def test_a_column_the_same_on_every_row_is_a_caption_not_a_column() -> None:
+    rows = [{"id": i, "kind": "file", "reference": f"docs/{i}.md"} for i in range(3)]
+    columns = [Column("id", "id"), Column("kind", "kind"), Column("reference", "reference")]
+    assert _text(table(rows, columns, terminal=Terminal(width=80))).splitlines() == [
+        "id  reference",
+        "0   docs/0.md",
+        "1   docs/1.md",
+        "2   docs/2.md",
+        "kind: file",
+    ]
+    one = _text(table(rows[:1], columns, terminal=Terminal(width=80)))
+    assert one.splitlines()[0] == "id  kind  reference"  # one row: nothing to compare with
+
+
+def test_narrow_terminals_drop_the_least_useful_column_first() -> None:
+    header = [
+        _text(signposts_cli._table(SIGNPOST_ROWS, 0, Terminal(width=w))).splitlines()[0].split()
+        for w in (200, 120, 80)
+    ]
+    assert header[0] == ["id", "state", "kind", "reference", "check", "reason", "issue", "checked"]
+    assert header[1] == ["id", "state", "kind", "reference", "check", "reason", "issue"]
+    assert header[2] == ["id", "state", "reference", "check", "reason", "issue"]
+
+
+def _seconds(function: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(5):
+        started = time.perf_counter()
+        function()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+@pytest.mark.parametrize(
+    "cell",
+    ["/" * 40_000, "a" * 40_000, "界" * 40_000, " " * 40_000, "https://" + "x/" * 20_000],
+    ids=["slashes", "letters", "wide", "spaces", "url"],
+)
+def test_fitting_grows_linearly_with_the_rows(cell: str) -> None:
+    columns = [Column("c", "c", cut="middle", flex=1), Column("d", "d", flex=1)]
+
+    def draw(n: int) -> Callable[[], object]:
+        rows = [{"c": cell + str(i), "d": cell} for i in range(n)]
+        return lambda: table(rows, columns, terminal=Terminal(width=80))
+
+    draw(1)()  # rich imported before anything is timed
+    small, large = _seconds(draw(50)), _seconds(draw(200))
+    assert large <= 6 * small, (small, large)
+
+
+# --------------------------------------------------------------------------- progress
+def test_progress_with_a_total_shows_it_and_an_eta() -> None:
+    assert remaining(5, 10, 10.0) == "eta 10s"
+    assert remaining(1, 100, 10.0) == "eta 16m30s"
+    assert remaining(1, 1000, 10.0) == "eta 2h46m"
+    assert remaining(5, None, 10.0) == "" and remaining(0, 10, 1.0) == ""
+    lines: list[str] = []
+    progress = LogProgress(lines.append, every=0.0)
+    progress.phase("projects", 4)
+    progress.phase("files")
+    progress.advance("files", 3)
+    progress.advance("projects")
+    assert re.fullmatch(
+        r"progress: projects 1/4 \([\d.]+/s, eta \d+s\), files 3 \([\d.]+/s\); \d+s elapsed",
+        lines[-1],
+    ), lines
+
+
+# --------------------------------------------------------------------------- a real terminal
+@pytest.fixture
+def estate(tmp_path: Path) -> Path:
+    make_store(tmp_path).close()
+    return write_config(tmp_path)
+
+
+def in_pty(
+    args: list[str], *, columns: int, rows: int = 24, env: dict[str, str] | None = None
+) -> str:
+    """Run ``scout ARGS`` with its standard output on a real pseudo-terminal of that size (no
+    COLUMNS or LINES: the size is the terminal's own); what it wrote, with line ends as written."""
+    main, child_end = pty.openpty()
+    fcntl.ioctl(child_end, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
+    process = subprocess.Popen(
+        [*SCOUT, *args],
+        stdin=subprocess.DEVNULL,
+        stdout=child_end,
+        stderr=subprocess.DEVNULL,
+        env={**base, "TERM": "xterm-256color", "SCOUT_PAGER": "", **(env or {})},
+    )
+    os.close(child_end)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: the child's end closed
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(main)
+    assert process.wait(timeout=120) == 0
+    return out.decode("utf-8").replace("\r\n", "\n")
+
+
+QUESTION = ["rotate", "keys", "and", "restore", "a", "backup"]  # unquoted words
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_search_on_a_real_terminal_fits_its_width_and_colours(estate: Path, width: int) -> None:
+    coloured = in_pty(["--config", str(estate), "search", *QUESTION], columns=width)
+    assert coloured.removesuffix("\n") == _golden(f"search-estate-{width}-colour")
+    plain = in_pty(
+        ["--config", str(estate), "search", *QUESTION], columns=width, env={"NO_COLOR": "1"}
+    )
+    assert plain.removesuffix("\n") == _golden(f"search-estate-{width}")
+    assert SGR.sub("", coloured) == plain
+    wide = in_pty(["--config", str(estate), "search", *QUESTION], columns=240)
+    assert wide.splitlines()[1].endswith("/docs/backups.md#L1-9")  # the permalink, whole
+
+
+def test_a_pipe_gets_no_colour_and_no_pager(estate: Path, tmp_path: Path) -> None:
+    paged = tmp_path / "paged"
+    done = subprocess.run(
+        [*SCOUT, "--config", str(estate), "search", *QUESTION],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80", "SCOUT_PAGER": _pager(paged), "TERM": "xterm"},
+        check=True,
+    )
+    assert done.stdout.removesuffix("\n") == _golden("search-estate-80")
+    assert not paged.exists()
+
+
+def _pager(target: Path) -> str:
+    """A pager that keeps what it was given (a real child process reading standard input)."""
+    script = target.with_suffix(".py")
+    script.write_text(
+        f"import sys\nopen({str(target)!r}, 'wb').write(sys.stdin.buffer.read())\n",
+        encoding="utf-8",
+    )
+    return f"{sys.executable} {script}"
+
+
+def test_a_list_taller_than_the_terminal_goes_through_the_pager(
+    estate: Path, tmp_path: Path
+) -> None:
+    paged = tmp_path / "paged"
+    args = ["--config", str(estate), "search", *QUESTION]
+    shown = in_pty(args, columns=80, rows=3, env={"SCOUT_PAGER": _pager(paged)})
+    assert shown == ""  # the pager had it all
+    assert SGR.sub("", paged.read_text(encoding="utf-8")).removesuffix("\n") == _golden(
+        "search-estate-80"
+    )
+    paged.unlink()
+    direct = in_pty([*args, "--no-pager"], columns=80, rows=3, env={"SCOUT_PAGER": _pager(paged)})
+    assert SGR.sub("", direct).removesuffix("\n") == _golden("search-estate-80")
+    assert not paged.exists()
+    # a list that fits is printed directly; a pager that does not exist is no pager
+    fits = in_pty(args, columns=80, rows=40, env={"SCOUT_PAGER": _pager(paged)})
+    assert SGR.sub("", fits).removesuffix("\n") == _golden("search-estate-80")
+    assert not paged.exists()
+    missing = in_pty(args, columns=80, rows=3, env={"SCOUT_PAGER": "/nonexistent/pager"})
+    assert SGR.sub("", missing).removesuffix("\n") == _golden("search-estate-80")
+
+
+# --------------------------------------------------------------------------- --nl and arguments
+def invoke(config: Path, *args: str) -> Any:
+    return CliRunner().invoke(cli, ["--config", str(config), *args])
+
+
+def test_nl_is_one_json_object_per_row_of_the_json_list(estate: Path) -> None:
+    listed = json.loads(invoke(estate, "search", *QUESTION, "--json").stdout)
+    lines = invoke(estate, "search", *QUESTION, "--nl").stdout.splitlines()
+    assert len(lines) == len(listed) >= 2
+    assert [json.loads(line) for line in lines] == listed
+    empty = invoke(estate, "search", "weather", "in", "Lisbon", "--nl")
+    assert (empty.exit_code, empty.stdout) == (0, "")
+
+
+def test_nl_with_json_is_a_usage_error(scout: Callable[..., Result], estate: Path) -> None:
+    result = scout("search", "backup", "--nl", "--json", config=estate)
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == "scout: --json and --nl cannot be given together: choose one\n"
+
+
+def test_unquoted_words_are_the_same_question_as_quoted(estate: Path) -> None:
+    quoted = invoke(estate, "search", " ".join(QUESTION), "--json").stdout
+    assert invoke(estate, "search", *QUESTION, "--json").stdout == quoted
+    asked = json.loads(invoke(estate, "ask", "How", "do", "I", "rotate", "keys", "--json").stdout)
+    assert asked["outcome"] == "answered"
+
+
+def test_a_question_from_standard_input(estate: Path) -> None:
+    quoted = invoke(estate, "search", " ".join(QUESTION), "--json").stdout
+    piped = CliRunner().invoke(
+        cli, ["--config", str(estate), "search", "-", "--json"], input=" ".join(QUESTION)
+    )
+    assert piped.stdout == quoted
+
+
+def test_no_question_is_a_usage_error(scout: Callable[..., Result], estate: Path) -> None:
+    result = scout("ask", config=estate)
+    assert result.code == 2 and result.stdout == ""
+    assert "Missing argument 'QUESTION...'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [("serch", "search"), ("gap", "gaps"), ("signpost", "signposts"), ("sumary", "summary")],
+)
+def test_a_mistyped_command_gets_a_suggestion(
+    scout: Callable[..., Result], typed: str, meant: str
+) -> None:
+    args = ["signposts", typed] if meant == "summary" else [typed]
+    result = scout(*args)
+    assert result.code == 2 and result.stdout == ""
+    assert f"Error: No such command '{typed}'. Did you mean '{meant}'?" in result.stderr
+
+
+def test_a_command_like_no_other_gets_no_suggestion(scout: Callable[..., Result]) -> None:
+    result = scout("xyzzy")
+    assert result.code == 2
+    assert result.stderr.splitlines()[-1] == "Error: No such command 'xyzzy'."
+
+
+def test_bare_scout_prints_its_help_and_exits_0(scout: Callable[..., Result]) -> None:
+    result = scout()
+    assert result.code == 0 and result.stderr == ""
+    assert result.stdout.startswith("Usage: scout [OPTIONS] [COMMAND] [ARGS]...")
+    assert "Commands:" in result.stdout and "  ask " in result.stdout
