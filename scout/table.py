@@ -105,10 +105,20 @@ class Terminal:
         """The terminal standard output is: ``COLUMNS``/``LINES`` or its real size, and colour
         only when it is a terminal, ``NO_COLOR`` is unset or empty, and ``TERM`` is not dumb."""
         stream = stream or sys.stdout
-        size = shutil.get_terminal_size((FALLBACK_WIDTH, 24))
         tty = _isatty(stream)
+        if tty:
+            size = shutil.get_terminal_size((FALLBACK_WIDTH, 24))
+        else:  # a pipe or a file: COLUMNS if set, never the size of some other terminal
+            size = os.terminal_size((_env_int("COLUMNS", FALLBACK_WIDTH), _env_int("LINES", 24)))
         colour = tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
         return Terminal(width=max(MIN_WIDTH, size.columns), colour=colour, height=size.lines)
+
+
+def _env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, "")) or default
+    except ValueError:
+        return default
 
 
 def _isatty(stream: Any) -> bool:
