@@ -25,6 +25,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from scout.audit_records import (
+    AcceptedTarget,
+    AllRejected,
+    IssueCount,
+    ReasonCount,
+    RejectedTarget,
+    Summary,
+)
 from scout.cli import gaps as gaps_cli
 from scout.cli import search as search_cli
 from scout.cli import signposts as signposts_cli
@@ -36,6 +44,8 @@ from scout.evaluation.evalfile import Band
 from scout.evaluation.figures import Cited, EvalReport, Row
 from scout.providers.base import Usage
 from scout.table import Column, Styled, Terminal, cut, table
+from scout.verdict import Check, Kind
+from signposts.audit import render as audit_render
 from tests.conftest import SCOUT, Result
 from tests.fakes.corpus import make_store, write_config
 
@@ -175,6 +185,46 @@ COMPARISON = Comparison(
     (),
 )
 
+ISSUE_URL = "https://gitlab.acme.example/acme/platform/gateway/-/issues"
+SUMMARY = Summary(
+    total=4,
+    status={"accepted": 1, "rejected": 2, "withdrawn": 1},
+    check={"resolves": 2},
+    withdrawn_check={"corpus_rules": 1},
+    reasons=[ReasonCount("resolves", "no source file under <path> builds <url>", 2)],
+    kind={"docs_page": {"accepted": 0, "rejected": 2, "withdrawn": 0}},
+    top_issues=[
+        IssueCount("acme/platform/gateway", 41, f"{ISSUE_URL}/41", 2, 2),
+        IssueCount("acme/platform/gateway", 9, f"{ISSUE_URL}/9", 0, 1),
+    ],
+    top_accepted_targets=[
+        AcceptedTarget("file:acme/platform/gateway:docs/timeouts.md#L3", Kind.FILE, None, None, 1)
+    ],
+    top_rejected_targets=[
+        RejectedTarget(
+            None,
+            f"{DOCS}/schedules.html",
+            Kind.DOCS_PAGE,
+            None,
+            None,
+            Check.RESOLVES,
+            "no source file",
+            1,
+        ),
+        RejectedTarget(
+            None,
+            f"{DOCS}/settings.html",
+            Kind.DOCS_PAGE,
+            None,
+            None,
+            Check.RESOLVES,
+            "no source file",
+            1,
+        ),
+    ],  # fmt: skip
+    all_rejected_issues=AllRejected(1, 3, 0.333),
+)
+
 TABLES: dict[str, Callable[[Terminal], str | Styled]] = {
     "search": lambda t: search_cli.render(SEARCH_ROWS, t),
     "signposts": lambda t: signposts_cli._table(SIGNPOST_ROWS, 3, t),
@@ -187,6 +237,7 @@ TABLES: dict[str, Callable[[Terminal], str | Styled]] = {
         terminal=t,
     ),
     "gaps": lambda t: gaps_cli.render(GAP_ROWS, COST, t),
+    "signposts-summary": lambda t: audit_render(SUMMARY, t),
     "eval": lambda t: eval_render.render(EVAL, t),
     "eval-compare": lambda t: eval_render.render_comparison(COMPARISON, t),
 }
