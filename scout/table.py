@@ -29,6 +29,7 @@ ELLIPSIS = "…"
 GAP = 2  # spaces between columns
 FALLBACK_WIDTH = 160  # off a terminal with no COLUMNS: wide, as a log or a file is read
 MIN_WIDTH = 40
+MAX_WIDTH = 1_000  # a COLUMNS of millions would lay out millions of blanks a row
 CELL_LIMIT = 2_000  # characters of one cell considered at all (untrusted text is bounded)
 
 # What a status value looks like on a terminal with colour; anything else is left plain.
@@ -111,7 +112,8 @@ class Terminal:
         else:  # a pipe or a file: COLUMNS if set, never the size of some other terminal
             size = os.terminal_size((_env_int("COLUMNS", FALLBACK_WIDTH), _env_int("LINES", 24)))
         colour = tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-        return Terminal(width=max(MIN_WIDTH, size.columns), colour=colour, height=size.lines)
+        width = min(MAX_WIDTH, max(MIN_WIDTH, size.columns))
+        return Terminal(width=width, colour=colour, height=size.lines)
 
 
 def _env_int(name: str, default: int) -> int:

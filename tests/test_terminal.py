@@ -9,6 +9,7 @@ by eye when written: a change to a table shows as a diff of one of them.
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
 import pty
@@ -34,19 +35,27 @@ from scout.audit_records import (
     Summary,
 )
 from scout.cli import gaps as gaps_cli
+from scout.cli import pager
 from scout.cli import search as search_cli
 from scout.cli import signposts as signposts_cli
 from scout.cli.main import cli
 from scout.cli.progress import LogProgress, remaining
+from scout.config import load_config
+from scout.corpus.index import index_estate
+from scout.corpus.rules import CorpusRules
+from scout.demo.builder import EstateBuilder
 from scout.evaluation import render as eval_render
 from scout.evaluation.compare import Comparison, Figure
 from scout.evaluation.evalfile import Band
 from scout.evaluation.figures import Cited, EvalReport, Row
+from scout.forge.local import LocalForge
+from scout.progress import Progress
 from scout.providers.base import Usage
+from scout.store import Store
 from scout.table import Column, Styled, Terminal, cut, table
 from scout.verdict import Check, Kind
 from signposts.audit import render as audit_render
-from tests.conftest import SCOUT, Result
+from tests.conftest import SCOUT, Result, render_config
 from tests.fakes.corpus import make_store, write_config
 
 GOLDEN = Path(__file__).parent / "fixtures" / "terminal"
@@ -533,3 +542,104 @@ def test_bare_scout_prints_its_help_and_exits_0(scout: Callable[..., Result]) ->
     assert result.code == 0 and result.stderr == ""
     assert result.stdout.startswith("Usage: scout [OPTIONS] [COMMAND] [ARGS]...")
     assert "Commands:" in result.stdout and "  ask " in result.stdout
+
+
+# --------------------------------------------------------------------------- index totals
+class Recording(Progress):
+    """A progress display that keeps what it was told (the core never knows who watches)."""
+
+    def __init__(self) -> None:
+        self.phases: dict[str, int | None] = {}
+        self.done: dict[str, int] = {}
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        self.phases[name] = total if total is not None else self.phases.get(name)
+
+    def advance(self, name: str, done: int = 1) -> None:
+        self.done[name] = self.done.get(name, 0) + done
+
+
+def test_index_progress_has_the_project_total(
+    estate_builder: EstateBuilder, tmp_path: Path
+) -> None:
+    for path in ("acme/one", "acme/two", "acme/three", "acme/secret"):
+        repo = estate_builder.project(path, visibility="private" if "secret" in path else "public")
+        repo.commit({"docs/a.md": f"# {path}\n\nWords about {path}.\n"}, "init")
+    estate_builder.write()
+    config_path = tmp_path / "scout.toml"
+    config_path.write_text(render_config(tmp_path / "estate"), encoding="utf-8")
+    config = load_config(config_path)
+    assert config.forge.path is not None
+    forge = LocalForge(config.forge.path, config.forge.groups)
+    store = Store.open(config.store.path, create=True)
+    shown = Recording()
+    try:
+        index_estate(
+            forge, store, CorpusRules(tuple(config.forge.groups), config.corpus), progress=shown
+        )
+    finally:
+        forge.close()
+        store.close()
+    # every listed project counts towards the total, the one the rules keep out included
+    assert shown.phases["projects"] == shown.done["projects"] == 4
+    assert shown.phases["files"] is None  # files are counted as found: no total, no ETA
+
+
+# --------------------------------------------------------------------------- malformed settings
+@pytest.mark.parametrize(
+    ("columns", "width"),
+    [
+        ("abc", 160),
+        ("", 160),
+        ("-5", 40),
+        ("0", 160),
+        ("10", 40),
+        ("99999999", 1_000),
+        ("100", 100),
+    ],
+)
+def test_columns_of_any_shape_gives_a_usable_width(
+    monkeypatch: pytest.MonkeyPatch, columns: str, width: int
+) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    assert Terminal.detect(io.StringIO()).width == width
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("", None),
+        ("cat", None),
+        ("  ", None),
+        ("less -R", ["less", "-R"]),
+        ("'my pager' --x", ["my pager", "--x"]),
+        ("'unbalanced", None),
+    ],
+)
+def test_pager_settings_of_any_shape(
+    monkeypatch: pytest.MonkeyPatch, value: str, words: list[str] | None
+) -> None:
+    monkeypatch.setenv("SCOUT_PAGER", value)
+    assert pager.command() == words
+    monkeypatch.delenv("SCOUT_PAGER")
+    monkeypatch.setenv("PAGER", value)
+    assert pager.command() == words
+    monkeypatch.delenv("PAGER")
+    assert pager.command() == ["less"]
+
+
+def test_no_color_and_a_dumb_terminal_mean_no_colour(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert Terminal.detect(Tty()).colour and not Terminal.detect(io.StringIO()).colour
+    monkeypatch.setenv("NO_COLOR", "")  # empty is unset, as no-color.org says
+    assert Terminal.detect(Tty()).colour
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not Terminal.detect(Tty()).colour
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setenv("TERM", "dumb")
+    assert not Terminal.detect(Tty()).colour
