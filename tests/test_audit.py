@@ -533,3 +533,20 @@ def test_show_names_a_one_line_target_with_gitlabs_anchor(demo: Path) -> None:
     ][:1]
     human = run(demo, "signposts", "show", str(one_line["id"])).stdout
     assert "  target    acme/ledger:src/ledger/rates.py#L13\n" in human
+
+
+def test_nl_lists_the_same_verdicts_as_json(demo: Path, scout: Callable[..., Result]) -> None:
+    for args in [("--status", "all"), ("--check", "resolves"), ("--status", "all", "--limit", "3")]:
+        lines = run(demo, "signposts", *args, "--nl").stdout.splitlines()
+        assert [json.loads(line) for line in lines] == rows(demo, *args)
+    assert len(run(demo, "signposts", "--status", "all", "--nl").stdout.splitlines()) == 32
+    extracted = scout(
+        "signposts", "extract", "--project", "acme/ledger", "--nl", config=demo, input="see !3, !4"
+    )
+    assert [json.loads(line)["reference"] for line in extracted.stdout.splitlines()] == [
+        "acme/ledger!3",
+        "acme/ledger!4",
+    ]
+    both = scout("signposts", "--nl", "--csv", config=demo)
+    assert (both.code, both.stdout) == (2, "")
+    assert both.stderr == "scout: --nl and --csv cannot be given together: choose one\n"

@@ -251,3 +251,12 @@ def test_subprocess_usage_error_exits_2(tmp_path: Path, claude_env: dict[str, st
     done = run_scout(write_config(tmp_path), claude_env, "ask", "🔑 ?", "--json")
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == "scout: question has no words to search for: ask in words\n"
+
+
+def test_gaps_nl_is_one_line_per_group(estate: Path) -> None:
+    for question in ["How do I rotate backups to tape?", "Lisbon weather", "Weather, Lisbon?"]:
+        invoke(estate, "ask", question)
+    listed = json.loads(invoke(estate, "gaps", "--json").stdout)
+    lines = invoke(estate, "gaps", "--nl").stdout.splitlines()
+    assert len(lines) == len(listed) == 2
+    assert [json.loads(line) for line in lines] == listed

@@ -438,3 +438,23 @@ def test_token_cost_counts_cache_reads_and_writes() -> None:
         cache_read_tokens=1_000_000,
     ) == pytest.approx(3.0 * 1.25 + 3.0 * 0.1 + 0.015)
     assert cost("unknown-model", input_tokens=5, output_tokens=5) is None
+
+
+def test_nl_is_one_line_per_question_and_per_compared_figure(
+    estate: tuple[Path, Path], claude_bin: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    config, eval_file = estate
+    monkeypatch.setenv("FAKE_CLAUDE_OUTPUT", json.dumps(DECLINE))
+    listed = figures(run_eval(config, str(eval_file), "--json"))["rows"]
+    lines = run_eval(config, str(eval_file), "--nl").stdout.splitlines()
+    assert len(lines) == len(listed) == 6
+
+    def steady(row: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in row.items() if k != "latency_ms"}  # the one field that varies
+
+    assert [steady(json.loads(line)) for line in lines] == [steady(r) for r in listed]
+    run = tmp_path / "a.json"
+    run.write_text(run_eval(config, str(eval_file), "--json").stdout)
+    compared = run_eval(config, "--compare", str(run), str(run), "--json").json()["figures"]
+    nl = run_eval(config, "--compare", str(run), str(run), "--nl").stdout.splitlines()
+    assert [json.loads(line) for line in nl] == compared
