@@ -7,7 +7,7 @@ gets cells as plain :class:`rich.text.Text` (never markup), so the only escape s
 prints a ``Styled`` as it is and makes every other string safe itself.
 
 Fitting, in order: a column whose value is the same on every row (of two or more) leaves the
-table for a caption line (``kind: file``); flexible columns share what the fixed ones leave; when
+table for a caption line (``kind: file``), or leaves it without one when that value is empty; flexible columns share what the fixed ones leave; when
 even their minimum does not fit, the column with the highest ``drop`` goes first. A cut keeps a
 URL's or path's tail (``https://docs.gitlab.com/…/ci/pipelines/schedules``), other text's start.
 rich is imported when a table is drawn, never by ``scout ask``.
@@ -26,6 +26,7 @@ from typing import Any, Literal
 from scout.safe_text import printable, printable_block
 
 ELLIPSIS = "…"
+EMPTY = ("", "-")  # what a cell with nothing to say shows
 GAP = 2  # spaces between columns
 FALLBACK_WIDTH = 160  # off a terminal with no COLUMNS: wide, as a log or a file is read
 MIN_WIDTH = 40
@@ -41,7 +42,6 @@ STATUS_STYLES = {
     "withdrawn": "yellow",
     "declined": "yellow",
     "--": "red",
-    "open": "green",
     "opened": "green",
     "closed": "magenta",
 }
@@ -199,7 +199,9 @@ def _fit(columns: Sequence[Column], cells: list[dict[str, str]], width: int) -> 
             values = {row[column.key] for row in cells}
             if column.caption and len(values) == 1:
                 shown.remove(column)
-                captions.append((column, values.pop()))
+                value = values.pop()
+                if value not in EMPTY:  # a column empty on every row says nothing at all
+                    captions.append((column, value))
     natural = {
         c.key: max(cell_width(c.header), *(cell_width(row[c.key]) for row in cells)) for c in shown
     }

@@ -323,6 +323,10 @@ def test_a_column_the_same_on_every_row_is_a_caption_not_a_column() -> None:
     ]
     one = _text(table(rows[:1], columns, terminal=Terminal(width=80)))
     assert one.splitlines()[0] == "id  kind  reference"  # one row: nothing to compare with
+    empty = [{**row, "kind": None} for row in rows]  # "-" on every row: no column, no caption
+    assert _text(table(empty, columns, terminal=Terminal(width=80))).splitlines()[-1] == (
+        "2   docs/2.md"
+    )
 
 
 def test_narrow_terminals_drop_the_least_useful_column_first() -> None:
