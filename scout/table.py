@@ -7,9 +7,10 @@ gets cells as plain :class:`rich.text.Text` (never markup), so the only escape s
 prints a ``Styled`` as it is and makes every other string safe itself.
 
 Fitting, in order: a column whose value is the same on every row (of two or more) leaves the
-table for a caption line (``kind: file``), or leaves it without one when that value is empty; flexible columns share what the fixed ones leave; when
-even their minimum does not fit, the column with the highest ``drop`` goes first. A cut keeps a
-URL's or path's tail (``https://docs.gitlab.com/…/ci/pipelines/schedules``), other text's start.
+table for a caption line (``kind: file``), or leaves it without one when that value is empty;
+flexible columns share what the fixed ones leave; when even their minimum does not fit, the
+column with the highest ``drop`` goes first. A cut keeps a URL's or path's tail
+(``https://docs.gitlab.com/…/ci/pipelines/schedules``), other text's start.
 rich is imported when a table is drawn, never by ``scout ask``.
 """
 
