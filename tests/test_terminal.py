@@ -647,3 +647,24 @@ def test_no_color_and_a_dumb_terminal_mean_no_colour(monkeypatch: pytest.MonkeyP
     monkeypatch.delenv("NO_COLOR")
     monkeypatch.setenv("TERM", "dumb")
     assert not Terminal.detect(Tty()).colour
+
+
+def test_json_and_nl_never_load_rich(estate: Path) -> None:
+    # rich costs tens of milliseconds to import: only a table drawn for a person pays for it
+    for flag in ("--json", "--nl"):
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "scout", "--config", str(estate)]
+            + ["search", *QUESTION, flag],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert done.stdout and " rich" not in done.stderr, flag
+    table_run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "scout", "--config", str(estate)]
+        + ["search", *QUESTION],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert " rich.table" in table_run.stderr  # the probe sees rich when it is loaded
