@@ -57,6 +57,7 @@ from scout.verdict import Check, Kind
 from signposts.audit import render as audit_render
 from tests.conftest import SCOUT, Result, render_config
 from tests.fakes.corpus import make_store, write_config
+from tests.test_eval import EVAL as EVAL_FILE
 
 GOLDEN = Path(__file__).parent / "fixtures" / "terminal"
 ESC = "\x1b"
@@ -391,18 +392,24 @@ def estate(tmp_path: Path) -> Path:
 
 
 def in_pty(
-    args: list[str], *, columns: int, rows: int = 24, env: dict[str, str] | None = None
+    args: list[str],
+    *,
+    columns: int,
+    rows: int = 24,
+    env: dict[str, str] | None = None,
+    stderr: bool = False,
 ) -> str:
-    """Run ``scout ARGS`` with its standard output on a real pseudo-terminal of that size (no
-    COLUMNS or LINES: the size is the terminal's own); what it wrote, with line ends as written."""
+    """Run ``scout ARGS`` with its standard output (or, with ``stderr``, its standard error) on a
+    real pseudo-terminal of that size (no COLUMNS or LINES: the size is the terminal's own); what
+    it wrote there, with line ends as written."""
     main, child_end = pty.openpty()
     fcntl.ioctl(child_end, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
     process = subprocess.Popen(
         [*SCOUT, *args],
         stdin=subprocess.DEVNULL,
-        stdout=child_end,
-        stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL if stderr else child_end,
+        stderr=child_end if stderr else subprocess.DEVNULL,
         env={**base, "TERM": "xterm-256color", "SCOUT_PAGER": "", **(env or {})},
     )
     os.close(child_end)
@@ -668,3 +675,12 @@ def test_json_and_nl_never_load_rich(estate: Path) -> None:
         check=True,
     )
     assert " rich.table" in table_run.stderr  # the probe sees rich when it is loaded
+
+
+def test_eval_progress_on_a_terminal_counts_against_its_total(estate: Path, tmp_path: Path) -> None:
+    questions = tmp_path / "eval.toml"
+    questions.write_text(EVAL_FILE, encoding="utf-8")
+    shown = in_pty(["--config", str(estate), "eval", str(questions)], columns=100, stderr=True)
+    counts = re.findall(r"questions +(\d+)/(\d+)", SGR.sub("", shown))
+    assert counts and {total for _, total in counts} == {"6"}
+    assert counts[-1] == ("6", "6")  # the last state drawn is the finished one
