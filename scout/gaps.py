@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from scout import timefmt
 from scout.errors import UsageError
+from scout.progress import Progress
 from scout.retrieve import content_words, stem
 from scout.safe_text import printable
 from scout.store import QuestionRow, Store
@@ -134,6 +135,7 @@ def find_issues(
     groups: Sequence[str],
     *,
     include_confidential: bool = False,
+    progress: Progress | None = None,
 ) -> list[GapGroup]:
     """Ask the forge's issue search for the head of the backlog, store the links, and return the
     backlog with them.
@@ -146,6 +148,8 @@ def find_issues(
     """
     budget = MAX_SEARCHES
     found: dict[str, tuple[dict[str, Any], ...]] = {}
+    shown = progress or Progress()
+    shown.phase("searches", total=min(MAX_SEARCHES, len(backlog) * max(1, len(groups))))
     for gap in backlog:
         # A gap is searched in every group or not at all (unless the groups alone exceed the
         # budget: then the first gap is searched in the first 25).
@@ -159,6 +163,7 @@ def find_issues(
                 if link.confidential and not include_confidential:
                     continue
                 links.setdefault(link.url, link.to_json())
+            shown.advance("searches")
         kept = list(links.values())[:MAX_LINKS]
         store.save_gap_issues(gap.key, kept)
         found[gap.key] = tuple(kept)

@@ -81,13 +81,15 @@ def gaps(
     cost = answering_cost(store, since=since)
     if search_issues and groups:
         config = runtime.config
-        groups = find_issues(
-            store,
-            runtime.forge(),
-            groups,
-            config.forge.groups,
-            include_confidential=config.ingest.include_confidential,
-        )
+        with runtime.progress() as progress:
+            groups = find_issues(
+                store,
+                runtime.forge(),
+                groups,
+                config.forge.groups,
+                include_confidential=config.ingest.include_confidential,
+                progress=progress,
+            )
     # The JSON contract is the list of groups; what answering cost is for the person reading.
     rows = [g.to_json() for g in groups]
     emit_rows(rows, as_json, as_nl, lambda listed: render(listed, cost.line()))
