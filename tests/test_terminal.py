@@ -58,6 +58,7 @@ from tests.conftest import SCOUT, Result, render_config
 from tests.fakes.corpus import make_store, write_config
 from tests.growth import assert_linear
 from tests.test_eval import EVAL as EVAL_FILE
+from tests.test_gaps import NEAR as NEAREST
 
 GOLDEN = Path(__file__).parent / "fixtures" / "terminal"
 ESC = "\x1b"
@@ -138,13 +139,6 @@ SIGNPOST_ROWS = [
     ),
 ]
 
-NEAREST = {
-    "project": "acme/handbook",
-    "path": "docs/it/network.md",
-    "heading": "IT > Network",
-    "lines": [3, 9],
-    "url": "https://gitlab.acme.example/acme/handbook/-/blob/" + "a" * 40 + "/docs/it/network.md",
-}
 GAP_ROWS = [
     {
         "question": "What is the office wifi password for the guest network?",
