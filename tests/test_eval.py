@@ -20,36 +20,8 @@ from scout.providers.pricing import cost, price
 from scout.store import Store
 from tests.fakes.corpus import make_store, write_config
 from tests.helpers.run import Result
+from tests.helpers.samples import EVAL
 
-EVAL = """
-[[question]]
-question = "How do I rotate the database keys?"
-band = "answerable"
-sources = [{ project = "acme/config", path = "docs/credentials.md", lines = [20, 40] }]
-
-[[question]]
-question = "When do backups run nightly?"
-band = "answerable"
-sources = [{ project = "acme/ops", path = "docs/backups.md" }]
-
-[[question]]
-question = "Why do production deploys need three approvals?"
-band = "contradicts"
-sources = [{ project = "acme/ops", path = "deploy/README.md" }]
-
-[[question]]
-question = "Which vault version rotates the database keys?"
-band = "covered"
-sources = [{ project = "acme/config", path = "docs/credentials.md" }]
-
-[[question]]
-question = "What is the weather in Lisbon?"
-band = "unanswerable"
-
-[[question]]
-question = "Who restores a backup on weekends?"
-band = "unanswerable"
-"""
 ANSWER_1 = {"answer": "As the passage says [1].", "cited": [1], "declined": False, "reason": ""}
 DECLINE = {"answer": "", "cited": [], "declined": True, "reason": "the passages do not say"}
 OUT_OF_RANGE = {"answer": "See [99].", "cited": [99], "declined": False, "reason": ""}

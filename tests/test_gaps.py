@@ -13,14 +13,7 @@ from scout.errors import UsageError
 from scout.gaps import GapGroup, gaps, group, normalise, parse_since
 from scout.store import QuestionRow, Store
 from tests.helpers.growth import assert_linear
-
-NEAR = {
-    "project": "acme/handbook",
-    "path": "docs/it.md",
-    "heading": "IT > Network",
-    "lines": [3, 9],
-    "url": "https://gitlab.acme.example/acme/handbook/-/blob/" + "a" * 40 + "/docs/it.md#L3-9",
-}
+from tests.helpers.samples import NEAR
 
 
 def row(

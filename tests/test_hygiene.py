@@ -24,7 +24,7 @@ from scout.corpus.rules import CorpusRules
 from scout.demo.builder import EstateBuilder
 from scout.forge.local import LocalForge
 from scout.store import Store
-from tests.growth import assert_linear
+from tests.helpers.growth import assert_linear
 
 REAL = Path(__file__).parent / "fixtures" / "realdocs"
 

@@ -54,11 +54,12 @@ from scout.store import Store
 from scout.table import Column, Styled, Terminal, cut, table
 from scout.verdict import Check, Kind
 from signposts.audit import render as audit_render
-from tests.conftest import SCOUT, Result, render_config
 from tests.fakes.corpus import make_store, write_config
-from tests.growth import assert_linear
-from tests.test_eval import EVAL as EVAL_FILE
-from tests.test_gaps import NEAR as NEAREST
+from tests.helpers.config import render_config
+from tests.helpers.growth import assert_linear
+from tests.helpers.run import SCOUT, Result
+from tests.helpers.samples import EVAL as EVAL_FILE
+from tests.helpers.samples import NEAR as NEAREST
 
 GOLDEN = Path(__file__).parent / "fixtures" / "terminal"
 ESC = "\x1b"
