@@ -155,20 +155,18 @@ def test_schema_valid_replies_failing_the_citation_check_are_declines(
     assert _logged(claude_dir) == ["declined"]
 
 
-def test_claude_local_hang_is_a_provider_error_not_a_decline(claude_dir: Path) -> None:
-    os.environ["PATH"] = f"{claude_dir / 'bin' / 'claude'}{os.pathsep}{os.environ['PATH']}"
-    os.environ["FAKE_CLAUDE_MODE"] = "hang"
-    try:
-        with Store.open(claude_dir / "scout.db") as store, pytest.raises(ProviderError) as caught:
-            ask(
-                QUESTION,
-                store=store,
-                provider=ClaudeLocalProvider(model="m", timeout=0.5),
-                provider_name="claude-local",
-            )
-    finally:
-        os.environ["PATH"] = os.environ["PATH"].split(os.pathsep, 1)[1]
-        del os.environ["FAKE_CLAUDE_MODE"]
+def test_claude_local_hang_is_a_provider_error_not_a_decline(
+    claude_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{claude_dir / 'bin' / 'claude'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "hang")
+    with Store.open(claude_dir / "scout.db") as store, pytest.raises(ProviderError) as caught:
+        ask(
+            QUESTION,
+            store=store,
+            provider=ClaudeLocalProvider(model="m", timeout=0.5),
+            provider_name="claude-local",
+        )
     assert str(caught.value).startswith("the claude CLI gave no reply within 0.5 s")
     assert _logged(claude_dir) == []
 
