@@ -66,6 +66,7 @@ def _index(config: Path) -> subprocess.Popen[bytes]:
     )
 
 
+@pytest.mark.slow
 def test_sigkill_during_index_then_rerun_equals_an_uninterrupted_index(tmp_path: Path) -> None:
     estate = _busy_estate(tmp_path / "estate")
     reference = tmp_path / "reference" / "scout.toml"

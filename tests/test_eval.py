@@ -243,6 +243,7 @@ def test_a_missing_eval_file_and_missing_arguments(tmp_path: Path) -> None:
 # --- the demo estate, offline --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_demo_prints_its_eval_summary_offline(
     scout: Callable[..., Result], tmp_path: Path
 ) -> None:

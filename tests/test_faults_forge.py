@@ -179,6 +179,7 @@ def test_sweep_under_forge_faults_completes_or_stops_cleanly_and_recovers(
     assert state(db) == shared.swept
 
 
+@pytest.mark.slow
 def test_a_real_process_stops_with_one_line_and_no_traceback(shared: Shared, fresh: Served) -> None:
     """The same contract through a real ``scout`` process, whose stderr also carries retry logs."""
     config = fresh.config("process")

@@ -120,6 +120,7 @@ def links(
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["gitlab", "local"])
 def test_gaps_issues_lists_links_found_by_the_forge_search_and_never_their_text(
     tmp_path: Path, estate: tuple[Path, GitLabServer], kind: str
@@ -174,6 +175,7 @@ def assert_no_canary_in_store(directory: Path) -> None:
         assert CANARY.encode() not in path.read_bytes(), path.name
 
 
+@pytest.mark.slow
 def test_no_issue_text_reaches_a_prompt_after_a_search(
     tmp_path: Path, estate: tuple[Path, GitLabServer], claude_bin: Path
 ) -> None:
@@ -191,6 +193,7 @@ def test_no_issue_text_reaches_a_prompt_after_a_search(
     assert_no_canary_in_store(config.parent)
 
 
+@pytest.mark.slow
 def test_searches_are_capped_per_run_and_throttles_are_waited_out(
     tmp_path: Path, estate: tuple[Path, GitLabServer]
 ) -> None:
@@ -282,6 +285,7 @@ def test_issue_matching_time_grows_linearly_with_the_text(unit: str) -> None:
     assert_linear(served, 2_000)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", ["500", "truncate"])
 def test_a_failing_search_exits_5_and_keeps_what_was_stored(
     tmp_path: Path, estate: tuple[Path, GitLabServer], fault: str

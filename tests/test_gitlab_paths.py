@@ -158,6 +158,7 @@ def test_issue_references_trigger_no_forge_request(
     ]
 
 
+@pytest.mark.slow
 def test_a_second_sweep_with_nothing_changed_asks_for_issues_and_heads_only(
     served: Served,
 ) -> None:

@@ -213,6 +213,7 @@ HOSTILE_DOCS: dict[str, str | bytes] = {
 }
 
 
+@pytest.mark.slow
 def test_hostile_documents_index_and_stay_inside_their_fences(tmp_path: Path) -> None:
     builder = EstateBuilder(tmp_path / "estate")
     builder.project("acme/docs").commit(dict(HOSTILE_DOCS), "Hostile docs")

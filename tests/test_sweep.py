@@ -89,6 +89,7 @@ def _busy_demo(directory: Path) -> Path:
     return config
 
 
+@pytest.mark.slow
 def test_sigkill_at_any_point_then_rerun_equals_an_uninterrupted_sweep(tmp_path: Path) -> None:
     run = [sys.executable, "-m", "scout", "--config"]
     reference_dir = tmp_path / "reference"
@@ -253,6 +254,7 @@ def test_a_bad_schedule_is_a_config_error_for_every_command(
     assert result.stderr.count("\n") == 1 and f"{config}: ingest.schedule: " in result.stderr
 
 
+@pytest.mark.slow
 def test_the_canary_planted_in_issues_never_reaches_the_store_or_an_answer(
     tmp_path: Path, scout: Callable[..., Result]
 ) -> None:

@@ -352,6 +352,7 @@ def test_narrow_terminals_drop_the_least_useful_column_first() -> None:
     assert header[2] == ["id", "state", "reference", "check", "reason", "issue"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "cell",
     ["/" * 40_000, "a" * 40_000, "界" * 40_000, " " * 40_000, "https://" + "x/" * 20_000],
