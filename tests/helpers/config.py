@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 
-def render_config(estate: Path | None, **sections: dict[str, Any]) -> str:
+def render_config(estate: Path | None, **sections: dict[str, Any] | list[dict[str, Any]]) -> str:
     """A scout.toml for a local estate; ``sections`` override or add tables (docs_site: a list)."""
     base: dict[str, Any] = {
         "forge": {
