@@ -17,7 +17,6 @@ from scout.cli.runtime import (
     provider_option,
 )
 from scout.progress import Progress
-from scout.providers import make_provider
 from scout.providers.base import Metered, Provider, T, Task, run_metered
 
 
@@ -60,9 +59,7 @@ def ask(
         result: AnswerResult = answer_question(
             question,
             store=runtime.store(),
-            provider=lambda: _Shown(
-                make_provider(name, model=settings.model, timeout=settings.timeout), progress
-            ),
+            provider=lambda: _Shown(runtime.config.make_provider(name), progress),
             passages=passages or settings.passages,
             provider_name=name,
         )
