@@ -171,6 +171,16 @@ def test_each_server_answers_in_the_shape_it_accepts(
         assert formats(api)[len(sent)] == (200, sent[-1][1])
 
 
+def test_a_model_that_wants_max_completion_tokens_gets_it() -> None:
+    with FakeOpenAI(reasoning=True) as api:
+        made = provider(api, max_retries=0)
+        made.run(ANSWER_TASK)
+        made.run(ANSWER_TASK)
+    sent = [sorted(k for k in e["body"] if k.startswith("max_")) for e in api.log]
+    assert sent == [["max_tokens"], ["max_completion_tokens"], ["max_completion_tokens"]]
+    assert [e["body"]["response_format"]["type"] for e in api.log] == ["json_schema"] * 3
+
+
 def test_json_mode_puts_the_schema_in_the_system_prompt() -> None:
     with FakeOpenAI(flavour="llamacpp", schema_error=True) as api:
         provider(api, max_retries=0).run(ADDRESSES_TASK)
@@ -230,6 +240,9 @@ def test_429_without_retry_after_and_5xx_are_retried(fault: str) -> None:
         ("schema_invalid", r"unusable twice: the reply does not match the schema", 2),
         ("length", r"unusable twice: the reply was cut at the token limit \(2048 tokens\)", 2),
         ("malformed", r"replied with a body that is not JSON", 1),
+        ("huge", r"sent a reply over 4000000 bytes, which Scout does not read", 1),
+        ("gzip", r"sent a reply compressed with 'gzip', which Scout does not read", 1),
+        ("redirect", r"failed with HTTP 307$", 1),
     ],
 )
 def test_persistent_faults_are_provider_errors_never_declines(
@@ -239,6 +252,12 @@ def test_persistent_faults_are_provider_errors_never_declines(
         with pytest.raises(ProviderError, match=message):
             provider(api).run(ANSWER_TASK)
     assert len(api.log) == requests
+
+
+def test_every_request_asks_for_an_uncompressed_reply() -> None:
+    with FakeOpenAI() as api:
+        provider(api).run(ANSWER_TASK)
+    assert api.log[0]["headers"]["accept-encoding"] == "identity"
 
 
 def test_a_persistent_429_says_how_long_the_server_asks_to_wait() -> None:

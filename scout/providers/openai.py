@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx2
 import openai
 from pydantic import BaseModel, ValidationError
 
@@ -41,11 +43,53 @@ MAX_SCHEMA_DEPTH = 32
 # JSON Schema keywords servers disagree on (OpenAI's strict mode lists few string and array
 # bounds as supported); the pydantic model checks them on the reply anyway.
 _UNPORTABLE = frozenset({"title", "default", "maxLength", "minLength", "maxItems", "minItems"})
+# Bytes of one HTTP reply read at most: the content's own bound, JSON escaping and the envelope.
+MAX_BODY_BYTES = 4 * MAX_REPLY_BYTES
 # A key is shown as this wherever text that may hold it is printed.
 REDACTED = "[key withheld]"
 # Pieces of the key this long or longer are scrubbed too: servers quote keys partly masked
 # ("Incorrect API key provided: sk-proj-****abcd").
 MIN_KEY_PIECE = 8
+
+
+class ReplyRefused(Exception):
+    """Raised inside the transport for a reply Scout will not read: too large, or compressed
+    (Scout asks for ``identity``, so a compressed body could be a decompression bomb)."""
+
+
+class _BoundedStream(httpx2.SyncByteStream):
+    def __init__(self, stream: httpx2.SyncByteStream, limit: int) -> None:
+        self._stream, self._limit = stream, limit
+
+    def __iter__(self) -> Iterator[bytes]:
+        seen = 0
+        for chunk in self._stream:
+            seen += len(chunk)
+            if seen > self._limit:
+                raise ReplyRefused(f"a reply over {self._limit} bytes")
+            yield chunk
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+class BoundedTransport(httpx2.HTTPTransport):
+    """HTTP with every reply's body bounded by ``limit`` bytes, as it is read."""
+
+    def __init__(self, limit: int = MAX_BODY_BYTES) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = super().handle_request(request)
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding != "identity":
+            response.close()
+            raise ReplyRefused(f"a reply compressed with {encoding[:20]!r}")
+        stream = response.stream
+        assert isinstance(stream, httpx2.SyncByteStream)
+        response.stream = _BoundedStream(stream, self.limit)
+        return response
 
 
 def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -187,11 +231,18 @@ class OpenAIProvider:
     def _client(self, key: str | None) -> openai.OpenAI:
         # The SDK refuses an empty key ("Missing credentials"): with none, a placeholder satisfies
         # it, and each request omits the Authorization header (see _request).
+        # No redirects: the key is for the configured server, and only it is contacted.
+        http = openai.DefaultHttpxClient(
+            transport=BoundedTransport(),
+            follow_redirects=False,
+            headers={"Accept-Encoding": "identity"},
+        )
         return openai.OpenAI(
             api_key=key or "unused",
             base_url=self.endpoint.base_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
+            http_client=http,
         )
 
     def _request(self, task: Task[Any], key: str | None) -> dict[str, Any]:
@@ -229,6 +280,9 @@ class OpenAIProvider:
                     raise self._translate(exc, task, key) from exc
             except openai.OpenAIError as exc:
                 raise self._translate(exc, task, key) from exc
+            except ReplyRefused as exc:
+                where = _where(self.endpoint.base_url)
+                raise ProviderError(f"{where} sent {exc}, which Scout does not read") from exc
             except json.JSONDecodeError as exc:
                 # the SDK parses a 200's body itself, and lets a broken one through as is
                 where = _where(self.endpoint.base_url)
@@ -237,7 +291,7 @@ class OpenAIProvider:
     def _adapt(self, exc: openai.APIStatusError) -> bool:
         """Change the request to what the server asks for, once per kind; False when nothing
         is left to change."""
-        said = server_message(exc.body).lower()
+        said = server_message(exc.body)[: MAX_SERVER_TEXT * 10].lower()
         if exc.status_code == 400 and "max_completion_tokens" in said:
             # OpenAI's reasoning models take only the newer name of the same limit
             if self.token_limit_field == "max_completion_tokens":

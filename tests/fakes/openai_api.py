@@ -17,6 +17,9 @@ What each behaviour follows:
 - Errors: ``{"error": {"message", "type", "param", "code"}}`` with 400, 401, 404, 429, 500
   (platform.openai.com/docs/guides/error-codes). A 429 carries ``Retry-After`` in seconds unless
   ``429-bare`` (RFC 9110 section 10.2.3; the SDK reads it, ``openai/_base_client.py``).
+- OpenAI's reasoning models (``reasoning=True``) refuse ``max_tokens`` with a 400 naming
+  ``max_completion_tokens``, the parameter the reference lists in its place (api-reference
+  chat/create, "max_tokens: Deprecated").
 - Keys: ``Authorization: Bearer KEY`` (api-reference "Authentication"); when the server has a
   key, anything else is a 401 that quotes the key it got, masked as OpenAI's does
   ("Incorrect API key provided: sk-p****abcd").
@@ -51,12 +54,14 @@ Modes: ``success``; ``429`` (with ``Retry-After: 1``); ``429-bare`` (none); ``50
 ``slow`` (waits ``slow_seconds``, then succeeds); ``invalid_json`` (a 200 whose content is not
 JSON); ``schema_invalid`` (JSON of the wrong shape); ``length`` (``finish_reason: "length"``,
 content cut off mid-JSON); ``fenced`` (the JSON inside a Markdown code fence); ``malformed`` (a
-200 whose body is not JSON); ``echo_key`` (a 400 whose message quotes the Authorization header
-whole); ``no_usage`` (a success without ``usage``).
+200 whose body is not JSON); ``huge`` (a 200 of 8 MiB); ``gzip`` (a success compressed although
+the client asked for ``identity``); ``redirect`` (a 307 to another port); ``echo_key`` (a 400
+whose message quotes the Authorization header whole); ``no_usage`` (a success without ``usage``).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import threading
@@ -73,6 +78,7 @@ DEFAULT_ANSWER = {
 DEFAULT_ADDRESSES = {"addresses": True, "reason": "the passage gives the steps"}
 FLAVOURS = ("openai", "ollama", "vllm", "llamacpp", "llamacpp-old", "lmstudio")
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+HUGE_BYTES = 8 * 1024 * 1024
 USAGE = {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
 
 
@@ -95,6 +101,7 @@ class FakeOpenAI:
         addresses: dict[str, Any] | None = None,
         by_question: dict[str, dict[str, Any]] | None = None,
         schema_error: bool = False,
+        reasoning: bool = False,
         slow_seconds: float = 2.0,
     ) -> None:
         if flavour not in FLAVOURS:
@@ -106,6 +113,7 @@ class FakeOpenAI:
         self.addresses = addresses if addresses is not None else DEFAULT_ADDRESSES
         self.by_question = by_question or {}
         self.schema_error = schema_error
+        self.reasoning = reasoning
         self.slow_seconds = slow_seconds
         self.log: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -120,7 +128,7 @@ class FakeOpenAI:
                     models = {"object": "list", "data": [{"id": "test-model", "object": "model"}]}
                     api._send(self, 200, json.dumps(models).encode(), {})
                 else:
-                    api._error(self, Refused(404, f"no route {self.path}", "not_found_error"))
+                    api._send(self, *api.error(Refused(404, f"no route {self.path}", "not_found")))
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
@@ -139,14 +147,14 @@ class FakeOpenAI:
                     entry["body"] = body = json.loads(raw or b"{}")
                     if self.path != "/v1/chat/completions":
                         raise Refused(404, f"no route {self.path}", "not_found_error")
-                    status = api.reply(self, mode, body, headers)
+                    status, payload, extra = api.reply(mode, body, headers)
                 except Refused as refusal:
-                    status = refusal.status
-                    api._error(self, refusal)
+                    status, payload, extra = api.error(refusal)
                 except json.JSONDecodeError:
-                    status = 400
-                    api._error(self, Refused(400, "We could not parse the JSON body"))
+                    status, payload, extra = api.error(Refused(400, "We could not parse the JSON"))
+                # logged before it is sent: a client that has its reply may read the log at once
                 entry["status"] = status
+                api._send(self, status, payload, extra)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -160,29 +168,35 @@ class FakeOpenAI:
         return [entry.get("body", {}) for entry in self.log]
 
     def reply(
-        self,
-        handler: BaseHTTPRequestHandler,
-        mode: str,
-        body: dict[str, Any],
-        headers: dict[str, str],
-    ) -> int:
+        self, mode: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[int, bytes, dict[str, str]]:
+        """The status, body and headers this request gets (Refused for an error reply)."""
         self._check_key(headers)
+        if self.reasoning and "max_tokens" in body:
+            raise Refused(
+                400,
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead.",
+            )
         if body.get("stream"):
             raise Refused(400, "this test server does not stream: Scout must not ask it to")
         if mode == "echo_key":
             raise Refused(400, f"Bad request from {headers.get('authorization', 'nobody')}")
         if mode in ("429", "429-bare"):
-            extra = {"retry-after": "1"} if mode == "429" else {}
-            raise_with = Refused(429, "Rate limit reached for requests", "rate_limit_error")
-            self._error(handler, raise_with, extra)
-            return 429
+            status, payload, _ = self.error(
+                Refused(429, "Rate limit reached for requests", "rate_limit_error")
+            )
+            return status, payload, {"retry-after": "1"} if mode == "429" else {}
         if mode in ("500", "503"):
             raise Refused(
                 int(mode), "The server had an error processing your request", "server_error"
             )
         if mode == "malformed":
-            self._send(handler, 200, b'{"id": "chatcmpl-test", "choices": [', {})
-            return 200
+            return 200, b'{"id": "chatcmpl-test", "choices": [', {}
+        if mode == "huge":
+            return 200, b'{"id": "' + b"x" * HUGE_BYTES + b'"}', {}
+        if mode == "redirect":
+            return 307, b"", {"location": "http://127.0.0.1:9/v1/chat/completions"}
         schema, constrained = self._response_format(body)
         if mode == "slow":
             time.sleep(self.slow_seconds)
@@ -213,8 +227,9 @@ class FakeOpenAI:
         }
         if mode != "no_usage":
             reply["usage"] = USAGE
-        self._send(handler, 200, json.dumps(reply).encode(), {})
-        return 200
+        if mode == "gzip":
+            return 200, gzip.compress(json.dumps(reply).encode()), {"content-encoding": "gzip"}
+        return 200, json.dumps(reply).encode(), {}
 
     def _check_key(self, headers: dict[str, str]) -> None:
         if self.api_key is None or self.flavour == "ollama":
@@ -283,9 +298,8 @@ class FakeOpenAI:
 
     # -- the wire ------------------------------------------------------------------------------
 
-    def _error(
-        self, handler: BaseHTTPRequestHandler, refusal: Refused, extra: dict[str, str] | None = None
-    ) -> None:
+    def error(self, refusal: Refused) -> tuple[int, bytes, dict[str, str]]:
+        """An error reply in this flavour's shape."""
         body: dict[str, Any]
         if self.flavour == "vllm":
             body = {
@@ -308,7 +322,7 @@ class FakeOpenAI:
                     "code": None,
                 }
             }
-        self._send(handler, refusal.status, json.dumps(body).encode(), extra or {})
+        return refusal.status, json.dumps(body).encode(), {}
 
     @staticmethod
     def _send(
