@@ -243,6 +243,9 @@ def test_429_without_retry_after_and_5xx_are_retried(fault: str) -> None:
         ("huge", r"sent a reply over 4000000 bytes, which Scout does not read", 1),
         ("gzip", r"sent a reply compressed with 'gzip', which Scout does not read", 1),
         ("redirect", r"failed with HTTP 307$", 1),
+        ("nested_body", r"replied with a body that is not JSON", 1),
+        ("nested_content", r"unusable twice: the reply is not valid JSON", 2),
+        ("wrong_types", r"unusable twice: the reply is not a chat completion with a choice", 2),
     ],
 )
 def test_persistent_faults_are_provider_errors_never_declines(
@@ -310,8 +313,10 @@ def test_usage_is_the_server_s_and_cost_needs_both_prices() -> None:
         None,
     )
     assert priced.usd == pytest.approx((120 * 2.0 + 30 * 8.0) / 1_000_000)
-    with FakeOpenAI(["no_usage"]) as api:
-        assert run_metered(provider(api), ANSWER_TASK).usage.input_tokens == 0
+    for fault in ("no_usage", "bad_usage"):
+        with FakeOpenAI([fault]) as api:
+            usage = run_metered(provider(api), ANSWER_TASK).usage
+        assert (usage.input_tokens, usage.output_tokens) == (0, 0)
 
 
 # --- the key is never shown -------------------------------------------------------------------

@@ -40,6 +40,7 @@ MAX_TOKENS = 2_048
 ATTEMPTS = 2
 MAX_SERVER_TEXT = 300  # characters of a server's error message quoted in ours
 MAX_SCHEMA_DEPTH = 32
+MAX_TOKEN_COUNT = 100_000_000  # a count above this in one reply is a server's bug, not usage
 # JSON Schema keywords servers disagree on (OpenAI's strict mode lists few string and array
 # bounds as supported); the pydantic model checks them on the reply anyway.
 _UNPORTABLE = frozenset({"title", "default", "maxLength", "minLength", "maxItems", "minItems"})
@@ -183,6 +184,13 @@ def unfence(content: str) -> str:
     return text[first_line_end + 1 : -3].strip()
 
 
+def _count(value: object) -> int:
+    """A token count as a server reports it; anything that is not a count is 0."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return min(max(value, 0), MAX_TOKEN_COUNT)
+
+
 def _where(base_url: str) -> str:
     """The server as an error message names it: scheme, host and path, never a userinfo part."""
     parts = urlsplit(base_url)
@@ -283,8 +291,9 @@ class OpenAIProvider:
             except ReplyRefused as exc:
                 where = _where(self.endpoint.base_url)
                 raise ProviderError(f"{where} sent {exc}, which Scout does not read") from exc
-            except json.JSONDecodeError as exc:
-                # the SDK parses a 200's body itself, and lets a broken one through as is
+            except (json.JSONDecodeError, RecursionError) as exc:
+                # the SDK parses a 200's body itself, and lets a broken (or absurdly nested) one
+                # through as is
                 where = _where(self.endpoint.base_url)
                 raise ProviderError(f"{where} replied with a body that is not JSON") from exc
 
@@ -342,17 +351,19 @@ class OpenAIProvider:
 
     def _parse(self, completion: Any, output: type[T]) -> tuple[T | None, str]:
         """The validated output, or None with what was wrong (worth asking once more)."""
-        choices = getattr(completion, "choices", None)
-        if not choices:
-            return None, "the server replied with no choices"
-        choice = choices[0]
-        if choice.finish_reason == "content_filter":
+        try:
+            # The SDK builds the reply without checking its types: anything may be anything.
+            choice = completion.choices[0]
+            finish, message = choice.finish_reason, choice.message
+            content, refusal = message.content, getattr(message, "refusal", None)
+        except (AttributeError, IndexError, KeyError, TypeError):
+            return None, "the reply is not a chat completion with a choice"
+        if finish == "content_filter":
             raise ProviderError("the server's content filter stopped the reply")
-        if getattr(choice.message, "refusal", None):
+        if refusal:
             raise ProviderError("the model refused to reply")
-        if choice.finish_reason == "length":
+        if finish == "length":
             return None, f"the reply was cut at the token limit ({MAX_TOKENS} tokens)"
-        content = choice.message.content
         if not isinstance(content, str) or not content.strip():
             return None, "the reply has no content"
         if len(content) > MAX_REPLY_BYTES:
@@ -370,8 +381,8 @@ class OpenAIProvider:
     def _usage(self, completion: Any) -> Usage:
         """Tokens as the server reports them (``usage``), priced from the config's prices."""
         usage = getattr(completion, "usage", None)
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        written = int(getattr(usage, "completion_tokens", 0) or 0)
+        prompt = _count(getattr(usage, "prompt_tokens", 0))
+        written = _count(getattr(usage, "completion_tokens", 0))
         return Usage(input_tokens=prompt, output_tokens=written, usd=self._cost(prompt, written))
 
     def _cost(self, prompt: int, written: int) -> float | None:

@@ -56,7 +56,10 @@ JSON); ``schema_invalid`` (JSON of the wrong shape); ``length`` (``finish_reason
 content cut off mid-JSON); ``fenced`` (the JSON inside a Markdown code fence); ``malformed`` (a
 200 whose body is not JSON); ``huge`` (a 200 of 8 MiB); ``gzip`` (a success compressed although
 the client asked for ``identity``); ``redirect`` (a 307 to another port); ``echo_key`` (a 400
-whose message quotes the Authorization header whole); ``no_usage`` (a success without ``usage``).
+whose message quotes the Authorization header whole); ``no_usage`` (a success without
+``usage``); the malformed: ``nested_body`` (a 200 nested 200,000 arrays deep),
+``nested_content`` (content nested 100,000 deep), ``wrong_types`` (``choices`` a string),
+``bad_usage`` (token counts that are not counts).
 """
 
 from __future__ import annotations
@@ -193,6 +196,10 @@ class FakeOpenAI:
             )
         if mode == "malformed":
             return 200, b'{"id": "chatcmpl-test", "choices": [', {}
+        if mode == "nested_body":
+            return 200, b'{"id": ' + b"[" * 200_000 + b"]" * 200_000 + b"}", {}
+        if mode == "wrong_types":
+            return 200, json.dumps({"id": 5, "choices": "none", "usage": "lots"}).encode(), {}
         if mode == "huge":
             return 200, b'{"id": "' + b"x" * HUGE_BYTES + b'"}', {}
         if mode == "redirect":
@@ -209,6 +216,8 @@ class FakeOpenAI:
             content = json.dumps({"answer": 42})
         elif mode == "length":
             content, finish = content[: len(content) // 2], "length"
+        elif mode == "nested_content":
+            content = "[" * 100_000 + "]" * 100_000
         elif mode == "fenced" or not constrained:
             content = f"```json\n{content}\n```"
         reply: dict[str, Any] = {
@@ -225,7 +234,9 @@ class FakeOpenAI:
                 }
             ],
         }
-        if mode != "no_usage":
+        if mode == "bad_usage":
+            reply["usage"] = {"prompt_tokens": "many", "completion_tokens": -5}
+        elif mode != "no_usage":
             reply["usage"] = USAGE
         if mode == "gzip":
             return 200, gzip.compress(json.dumps(reply).encode()), {"content-encoding": "gzip"}
