@@ -72,12 +72,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-DEFAULT_ANSWER = {
-    "answer": "Run `vault rotate` from the admin host [1].",
-    "cited": [1],
-    "declined": False,
-    "reason": "",
-}
+from tests.fakes.messages_api import DEFAULT_OUTPUT, send_json
+
+DEFAULT_ANSWER = DEFAULT_OUTPUT  # the answer every fake model gives unless told otherwise
 DEFAULT_ADDRESSES = {"addresses": True, "reason": "the passage gives the steps"}
 FLAVOURS = ("openai", "ollama", "vllm", "llamacpp", "llamacpp-old", "lmstudio")
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -335,20 +332,7 @@ class FakeOpenAI:
             }
         return refusal.status, json.dumps(body).encode(), {}
 
-    @staticmethod
-    def _send(
-        handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str]
-    ) -> None:
-        try:
-            handler.send_response(status)
-            handler.send_header("content-type", "application/json")
-            handler.send_header("content-length", str(len(body)))
-            for name, value in headers.items():
-                handler.send_header(name, value)
-            handler.end_headers()
-            handler.wfile.write(body)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (a timeout test): nothing to do
+    _send = staticmethod(send_json)
 
     def __enter__(self) -> FakeOpenAI:
         self._thread.start()
