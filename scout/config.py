@@ -178,10 +178,12 @@ class Config(_Section):
         """The forge token, read from the environment only (never from the file)."""
         return os.environ.get(self.forge.token_env) or None
 
-    def make_provider(self, name: str | None = None, *, model: str | None = None) -> Provider:
+    def make_provider(
+        self, name: str | None = None, *, model: str | None = None, timeout: float | None = None
+    ) -> Provider:
         """The provider ``name`` (default: answer.provider) with the model, timeout and endpoint
-        the file sets; ConfigError naming ``answer.model`` when a provider that needs a model
-        named gets none."""
+        the file sets (``model`` and ``timeout`` override them); ConfigError naming
+        ``answer.model`` when a provider that needs a model named gets none."""
         from scout.providers import make_provider
 
         answer = self.answer
@@ -191,7 +193,7 @@ class Config(_Section):
         return make_provider(
             name,
             model=model or answer.model,
-            timeout=answer.timeout,
+            timeout=answer.timeout if timeout is None else timeout,
             endpoint=answer.endpoint(),
         )
 

@@ -16,7 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 from scout.cli.main import cli
+from scout.config import load_config
 from scout.demo.estate import build_demo_estate
+from scout.providers.base import Endpoint
+from scout.providers.openai import OpenAIProvider
 from scout.store import Store
 from tests.conftest import Result
 from tests.fakes.corpus import make_store
@@ -263,3 +266,15 @@ def test_the_claude_child_never_gets_the_openai_key(
     assert done.exit_code == 0, done.stderr
     (call,) = [json.loads(line) for line in claude_bin.read_text().splitlines()]
     assert KEY_ENV not in call["env"] and "PATH" in call["env"]
+
+
+def test_the_config_makes_the_provider_with_its_endpoint(tmp_path: Path) -> None:
+    path = openai_config(
+        tmp_path, "http://127.0.0.1:11434/v1/", timeout=300, price_in=0.1, price_out=0.2
+    )
+    made = load_config(path).make_provider()
+    assert isinstance(made, OpenAIProvider)
+    assert (made.model, made.timeout) == ("llama3.1:8b", 300)
+    assert made.endpoint == Endpoint("http://127.0.0.1:11434/v1", KEY_ENV, 0.1, 0.2)
+    other = load_config(path).make_provider("openai", model="qwen2.5:7b", timeout=5)
+    assert isinstance(other, OpenAIProvider) and (other.model, other.timeout) == ("qwen2.5:7b", 5)
