@@ -76,6 +76,7 @@ from tests.fakes.messages_api import DEFAULT_OUTPUT, send_json
 
 DEFAULT_ANSWER = DEFAULT_OUTPUT  # the answer every fake model gives unless told otherwise
 DEFAULT_ADDRESSES = {"addresses": True, "reason": "the passage gives the steps"}
+DEFAULT_EXPANSION = {"terms": ["vault", "rotation"]}
 FLAVOURS = ("openai", "ollama", "vllm", "llamacpp", "llamacpp-old", "lmstudio")
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 HUGE_BYTES = 8 * 1024 * 1024
@@ -99,6 +100,7 @@ class FakeOpenAI:
         api_key: str | None = None,
         answer: dict[str, Any] | None = None,
         addresses: dict[str, Any] | None = None,
+        expansion: dict[str, Any] | None = None,
         by_question: dict[str, dict[str, Any]] | None = None,
         schema_error: bool = False,
         reasoning: bool = False,
@@ -111,6 +113,7 @@ class FakeOpenAI:
         self.api_key = api_key
         self.answer = answer if answer is not None else DEFAULT_ANSWER
         self.addresses = addresses if addresses is not None else DEFAULT_ADDRESSES
+        self.expansion = expansion if expansion is not None else DEFAULT_EXPANSION
         self.by_question = by_question or {}
         self.schema_error = schema_error
         self.reasoning = reasoning
@@ -292,12 +295,14 @@ class FakeOpenAI:
         return None, False
 
     def _output(self, schema: dict[str, Any] | None, body: dict[str, Any]) -> dict[str, Any]:
-        """What the "model" says: an addresses judgement when the schema (held by the server,
-        or written in the prompt in JSON mode) asks for one, else an answer."""
+        """What the "model" says: an addresses judgement or query expansion terms when the
+        schema (held by the server, or written in the prompt in JSON mode) asks for one, else an
+        answer."""
         messages = body.get("messages", [])
         text = json.dumps(schema) if schema else json.dumps(messages)
-        if '"addresses"' in text or '\\"addresses\\"' in text:
-            return self.addresses
+        for field, output in (("addresses", self.addresses), ("terms", self.expansion)):
+            if f'"{field}"' in text or f'\\"{field}\\"' in text:
+                return output
         prompt = " ".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
         for key, output in self.by_question.items():
             if key in prompt:
