@@ -12,6 +12,7 @@ import re
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -119,8 +120,17 @@ class AnswerConfig(_Section):
     @field_validator("base_url")
     @classmethod
     def _base_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("expected an http(s) URL such as http://127.0.0.1:11434/v1")
+        example = "such as http://127.0.0.1:11434/v1"
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018  # raises ValueError for a port that is not one
+        except ValueError:
+            raise ValueError(f"expected an http(s) URL {example}") from None
+        unsafe = not value.isprintable() or any(c.isspace() for c in value)
+        if unsafe or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"expected an http(s) URL {example}")
+        if parts.username is not None or parts.password is not None:
+            raise ValueError("no credentials in the URL: the key goes in the api_key_env variable")
         return value.rstrip("/")
 
     @field_validator("api_key_env")

@@ -161,6 +161,13 @@ def test_the_openai_provider_without_a_model_is_exit_3_naming_the_key(
     ("answer", "message"),
     [
         ({"base_url": "localhost:11434"}, "answer.base_url: expected an http(s) URL"),
+        ({"base_url": "http://"}, "answer.base_url: expected an http(s) URL"),
+        ({"base_url": "http://h:99999/v1"}, "answer.base_url: expected an http(s) URL"),
+        ({"base_url": "ftp://h/v1"}, "answer.base_url: expected an http(s) URL"),
+        ({"base_url": "http://u:pw@h/v1"}, "answer.base_url: no credentials in the URL"),
+        ({"base_url": "http://127.0.0.1:9/\u001b[31m"}, "answer.base_url: expected an http(s)"),
+        ({"base_url": "http://127.0.0.1:9/v 1"}, "answer.base_url: expected an http(s) URL"),
+        ({"base_url": "http://127.0.0.1:9/v1"}, None),
         ({"api_key_env": "OPENAI KEY"}, "answer.api_key_env: expected the name of an environment"),
         ({"api_key_env": ""}, "answer.api_key_env: expected the name of an environment"),
         ({"price_in": 1.0}, "answer: set both price_in and price_out"),
@@ -170,10 +177,14 @@ def test_the_openai_provider_without_a_model_is_exit_3_naming_the_key(
     ],
 )
 def test_malformed_openai_settings_are_exit_3_naming_the_key(
-    tmp_path: Path, answer: dict[str, object], message: str
+    tmp_path: Path, answer: dict[str, object], message: str | None
 ) -> None:
+    make_store(tmp_path).close()
     config = openai_config(tmp_path, "http://127.0.0.1:9/v1", **answer)
     done = CliRunner().invoke(cli, ["--config", str(config), "ask", QUESTION])
+    if message is None:  # valid: the server is down, which is the provider's failure
+        assert done.exit_code == 6 and "cannot reach http://127.0.0.1:9/v1" in done.stderr
+        return
     assert done.exit_code == 3, done.output
     assert message in done.stderr
 

@@ -336,6 +336,29 @@ def test_a_server_quoting_the_key_never_gets_it_into_a_message(
     assert "CANARY" not in str(raised.value) and CANARY_KEY[-4:] not in str(raised.value)
 
 
+@pytest.mark.parametrize("value", ["sk-CANARY\nInjected: header", "sk-CANARY ü", "sk-\x1bCANARY"])
+def test_a_key_http_cannot_carry_is_refused_without_showing_it(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv(KEY_ENV, value)
+    with FakeOpenAI() as api:
+        with pytest.raises(
+            ProviderError, match=rf"^{KEY_ENV} holds characters no key has"
+        ) as raised:
+            provider(api).run(ANSWER_TASK)
+    assert "CANARY" not in str(raised.value) and api.log == []
+
+
+def test_whitespace_around_a_key_is_taken_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, f"  {CANARY_KEY}\n")
+    with FakeOpenAI(api_key=CANARY_KEY) as api:
+        provider(api).run(ANSWER_TASK)
+    monkeypatch.setenv(KEY_ENV, "   ")
+    with FakeOpenAI() as api:
+        provider(api).run(ANSWER_TASK)
+    assert "authorization" not in api.log[0]["headers"]
+
+
 def test_an_addresses_task_never_quotes_the_server() -> None:
     with FakeOpenAI(["echo_key"]) as api:
         with pytest.raises(ProviderError, match=r"failed with HTTP 400$"):

@@ -223,8 +223,22 @@ class OpenAIProvider:
     def run(self, task: Task[T]) -> T:
         return self.run_metered(task).output
 
+    def _key(self) -> str | None:
+        """The key from its variable, surrounding whitespace off; None when unset or empty."""
+        variable = self.endpoint.api_key_env
+        key = os.environ.get(variable, "").strip()
+        if not key:
+            return None
+        if not (key.isascii() and key.isprintable()) or any(c.isspace() for c in key):
+            # HTTP cannot carry it, and the error the HTTP library raises would quote it
+            raise ProviderError(
+                f"{variable} holds characters no key has (spaces, control or non-ASCII "
+                "characters): check its value"
+            )
+        return key
+
     def run_metered(self, task: Task[T]) -> Metered[T]:
-        key = os.environ.get(self.endpoint.api_key_env) or None
+        key = self._key()
         usage = Usage(usd=self._cost(0, 0))
         problem = ""
         with self._client(key) as client:
