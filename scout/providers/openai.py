@@ -20,8 +20,10 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import ssl
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -74,11 +76,18 @@ class _BoundedStream(httpx2.SyncByteStream):
         self._stream.close()
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    # Loading the CA bundle takes tens of milliseconds, more than the rest of a call to a local
+    # server: it is done once per process, and the context is shared (it is thread-safe).
+    return httpx2.create_ssl_context()
+
+
 class BoundedTransport(httpx2.HTTPTransport):
     """HTTP with every reply's body bounded by ``limit`` bytes, as it is read."""
 
     def __init__(self, limit: int = MAX_BODY_BYTES) -> None:
-        super().__init__()
+        super().__init__(verify=_tls())
         self.limit = limit
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
