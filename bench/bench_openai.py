@@ -23,7 +23,7 @@ from typing import Any
 from scout.compose.schema import AnswerOutput
 from scout.providers.base import Endpoint, Task
 from scout.providers.openai import OpenAIProvider
-from tests.fakes.openai_api import FakeOpenAI
+from tests.fakes.openai_api import FLAVOURS, FakeOpenAI
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TASK = Task(
@@ -34,7 +34,6 @@ TASK = Task(
     question="How do I rotate the database keys?",
     passages=(),
 )
-FLAVOURS = ("openai", "ollama", "vllm", "llamacpp", "llamacpp-old", "lmstudio")
 
 
 def _bare(api: FakeOpenAI, tasks: int) -> float:

@@ -22,6 +22,7 @@ from scout.providers.base import Endpoint, Task, run_metered
 from scout.providers.openai import (
     REDACTED,
     OpenAIProvider,
+    schema_instruction,
     scrub,
     server_message,
     strict_schema,
@@ -114,7 +115,10 @@ def test_a_request_asks_for_strict_json_schema_without_streaming_or_a_key() -> N
     assert body["model"] == "test-model" and body["stream"] is False
     assert body["max_tokens"] == 2048
     assert body["messages"] == [
-        {"role": "system", "content": ANSWER_TASK.system},
+        {
+            "role": "system",
+            "content": f"{ANSWER_TASK.system}\n\n{schema_instruction(strict_schema(AnswerOutput))}",
+        },
         {"role": "user", "content": ANSWER_TASK.user},
     ]
     assert body["response_format"] == {
@@ -150,6 +154,8 @@ def test_the_addresses_task_runs_through_the_same_call() -> None:
     [
         ("openai", False, [(200, "json_schema")]),
         ("ollama", False, [(200, "json_schema")]),
+        # an Ollama that does not know json_schema answers in prose: the fenced JSON is read
+        ("ollama-old", False, [(200, "json_schema")]),
         ("vllm", False, [(200, "json_schema")]),
         ("llamacpp", False, [(200, "json_schema")]),
         ("lmstudio", False, [(200, "json_schema")]),
@@ -181,7 +187,7 @@ def test_a_model_that_wants_max_completion_tokens_gets_it() -> None:
     assert [e["body"]["response_format"]["type"] for e in api.log] == ["json_schema"] * 3
 
 
-def test_json_mode_puts_the_schema_in_the_system_prompt() -> None:
+def test_the_schema_is_in_the_system_prompt_in_json_mode_too() -> None:
     with FakeOpenAI(flavour="llamacpp", schema_error=True) as api:
         provider(api, max_retries=0).run(ADDRESSES_TASK)
     fallback = api.log[1]["body"]

@@ -5,9 +5,10 @@ the same API at their own ``base_url``. The only module that imports ``openai``;
 are translated here, most specific first, chained with ``from exc``.
 
 Rules:
-- Structured output is asked for as a strict ``json_schema``. A server that answers 400 to it
-  (or, as llama.cpp's server did before PR #17572, a 5xx naming the schema) is asked in JSON mode
-  (``json_object``) with the schema in the system prompt, from then on for this provider.
+- Structured output is asked for as a strict ``json_schema``, and the schema is written into the
+  system prompt too (a server may ignore ``response_format`` and answer 200). A server that
+  answers 400 to it (or, as llama.cpp's server did before it knew ``json_schema``, a 5xx naming
+  it) is asked in JSON mode (``json_object``) from then on for this provider.
 - The reply is validated by the task's own pydantic model. A reply that is not valid JSON for it,
   or that was cut at the token limit, is asked for once more; then ProviderError, never a decline.
 - 429 and 5xx are retried by the SDK, which honours ``Retry-After`` (and gives up at once when
@@ -128,8 +129,10 @@ def _strict(node: Any, depth: int) -> Any:
     return out
 
 
-def json_mode_instruction(schema: dict[str, Any]) -> str:
-    """What the system prompt gains in JSON mode, where the server does not hold the schema."""
+def schema_instruction(schema: dict[str, Any]) -> str:
+    """What every system prompt gains: the schema in words. In JSON mode the server does not
+    hold the schema, and a server may ignore ``response_format`` altogether (Ollama before
+    v0.5.0; llama.cpp's server when its grammar fails, issue #19051) and answer 200 anyway."""
     return (
         "Reply with one JSON object and nothing else (no prose, no code fence), "
         "matching this JSON schema:\n" + json.dumps(schema, separators=(",", ":"))
@@ -278,9 +281,8 @@ class OpenAIProvider:
 
     def _request(self, task: Task[Any], key: str | None) -> dict[str, Any]:
         schema = strict_schema(task.output)
-        system = task.system
+        system = f"{task.system}\n\n{schema_instruction(schema)}"
         if self.json_mode:
-            system = f"{system}\n\n{json_mode_instruction(schema)}"
             response_format: dict[str, Any] = {"type": "json_object"}
         else:
             response_format = {

@@ -31,6 +31,9 @@ Flavours (``flavour=``), the documented differences of the servers that copy the
   since v0.5.0): ``json_object`` becomes ``format: "json"``, ``json_schema`` becomes ``format``
   = the schema with ``name`` and ``strict`` ignored, any other type is plain text; no key is
   checked; errors ``{"error": {"message", "type", "param", "code"}}``.
+- ``ollama-old``: Ollama before v0.5.0 (commit 630e7dc added ``json_schema``): ``json_object``
+  becomes ``format: "json"``; ``json_schema`` is not read, so the reply is whatever the model
+  writes (here: the JSON inside a Markdown fence, as chat models do).
 - ``vllm``: docs.vllm.ai "OpenAI-Compatible Server" and "Structured Outputs": ``json_schema`` and
   ``json_object`` are accepted; a key only with ``--api-key``; errors in the flat shape of
   ``vllm/entrypoints/openai/protocol.py`` ``ErrorResponse``: ``{"object": "error", "message",
@@ -77,7 +80,7 @@ from tests.fakes.messages_api import DEFAULT_OUTPUT, send_json
 DEFAULT_ANSWER = DEFAULT_OUTPUT  # the answer every fake model gives unless told otherwise
 DEFAULT_ADDRESSES = {"addresses": True, "reason": "the passage gives the steps"}
 DEFAULT_EXPANSION = {"terms": ["vault", "rotation"]}
-FLAVOURS = ("openai", "ollama", "vllm", "llamacpp", "llamacpp-old", "lmstudio")
+FLAVOURS = ("openai", "ollama", "ollama-old", "vllm", "llamacpp", "llamacpp-old", "lmstudio")
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 HUGE_BYTES = 8 * 1024 * 1024
 USAGE = {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
@@ -243,7 +246,7 @@ class FakeOpenAI:
         return 200, json.dumps(reply).encode(), {}
 
     def _check_key(self, headers: dict[str, str]) -> None:
-        if self.api_key is None or self.flavour == "ollama":
+        if self.api_key is None or self.flavour.startswith("ollama"):
             return
         sent = headers.get("authorization", "")
         if sent == f"Bearer {self.api_key}":
@@ -258,6 +261,8 @@ class FakeOpenAI:
         form = body.get("response_format") or {"type": "text"}
         kind = form.get("type")
         messages = json.dumps(body.get("messages", []))
+        if kind == "json_schema" and self.flavour == "ollama-old":
+            return None, False  # not a type it knew: plain text, whatever the model writes
         if kind == "json_schema":
             if self.flavour == "llamacpp-old":
                 raise Refused(
