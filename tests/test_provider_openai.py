@@ -9,8 +9,7 @@ kept out of every message.
 from __future__ import annotations
 
 import sys
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -29,6 +28,7 @@ from scout.providers.openai import (
     unfence,
 )
 from tests.fakes.openai_api import DEFAULT_ADDRESSES, DEFAULT_ANSWER, USAGE, FakeOpenAI
+from tests.growth import assert_linear
 
 KEY_ENV = "SCOUT_TEST_OPENAI_KEY"
 CANARY_KEY = "sk-proj-CANARY0c4f9e2b7a1d5e8f3a6b9c2d"
@@ -393,16 +393,13 @@ def test_scrub_replaces_the_key_and_its_long_pieces(
 def test_scrub_is_bounded_on_huge_text_and_grows_linearly_with_the_key() -> None:
     assert len(scrub("x" * 10_000_000, "k" * 64)) == 300
 
-    def took(n: int) -> float:
+    def make(n: int) -> Callable[[], object]:
+        # the worst case: a key of few distinct pieces, the text a near-copy of it
         key = "ab" * n
         text = ("ab" * n)[:-1] + " " + "ba" * 150
-        started = time.perf_counter()
-        for _ in range(20):
-            scrub(text, key)
-        return time.perf_counter() - started
+        return lambda: [scrub(text, key) for _ in range(20)]
 
-    took(50)  # warm up
-    assert took(800) <= 6 * took(200)
+    assert_linear(make, 200)
 
 
 @pytest.mark.parametrize(
@@ -434,3 +431,19 @@ def test_server_message_reads_every_error_shape(body: object, message: str) -> N
 )
 def test_unfence_takes_off_one_surrounding_fence(content: str, expected: str) -> None:
     assert unfence(content) == expected
+
+
+@pytest.mark.parametrize(
+    "worst",
+    [
+        lambda n: "```json\n" + "`" * n + "\n```",  # fences inside fences
+        lambda n: "```" + "\n" * n + "```",  # nothing but line ends
+        lambda n: " " * n + "```json\n{}\n```" + " " * n,  # runs of spaces around it
+    ],
+)
+def test_reading_a_reply_grows_linearly(worst: Callable[[int], str]) -> None:
+    def make(n: int) -> Callable[[], object]:
+        content = worst(n)
+        return lambda: [unfence(content) for _ in range(20)]
+
+    assert_linear(make, 50_000)
