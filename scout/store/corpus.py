@@ -91,19 +91,28 @@ class Corpus(Connected):
         ).fetchall()
         return [passage_from_row(row) for row in rows]
 
-    def search(self, match: str, limit: int, *, heading_weight: float) -> list[PassageHit]:
+    def search(
+        self,
+        match: str,
+        limit: int,
+        *,
+        heading_weight: float,
+        projects: tuple[str, ...] | None = None,
+    ) -> list[PassageHit]:
         """Top passages for an FTS5 MATCH expression, BM25 with the heading column weighted.
 
         ``match`` must come from ``scout.retrieve``: raw user text is not safe here. Ties break
         by row, so that rankings made in parts (``scout.retrieve``) order them the same way.
         The top rows are found first and joined to their passages after, so passage text is
-        read for ``limit`` rows, not for every match.
+        read for ``limit`` rows, not for every match. ``projects`` (exact paths) limits the
+        rows to those projects' passages; BM25's statistics stay the whole index's.
         """
+        within, args = self._within(projects)
         try:
             top = self._db.execute(
                 "select rowid, bm25(passages_fts, ?, 1.0) as score from passages_fts "
-                "where passages_fts match ? order by score, rowid limit ?",
-                [heading_weight, match, limit],
+                f"where passages_fts match ? {within} order by score, rowid limit ?",
+                [heading_weight, match, *args, limit],
             ).fetchall()
             if not top:
                 return []
@@ -122,17 +131,40 @@ class Corpus(Connected):
             if rowid in found
         ]
 
-    def count_matches(self, match: str, cap: int) -> int:
-        """How many rows match ``match``, counting no further than ``cap`` (bounded cost)."""
+    def count_matches(
+        self, match: str, cap: int, *, projects: tuple[str, ...] | None = None
+    ) -> int:
+        """How many rows match ``match`` (in ``projects``), counting no further than ``cap``."""
+        within, args = self._within(projects)
         try:
             row = self._db.execute(
                 "select count(*) from (select rowid from passages_fts "
-                "where passages_fts match ? limit ?)",
-                [match, cap],
+                f"where passages_fts match ? {within} limit ?)",
+                [match, *args, cap],
             ).fetchone()
         except sqlite3.OperationalError as exc:
             raise StoreError(f"search failed on {self.path}: {exc}") from exc
         return int(row[0])
+
+    def matching_projects(self, globs: Iterable[str]) -> tuple[str, ...]:
+        """The indexed projects whose full path matches one of ``globs`` (SQLite GLOB: ``*``,
+        ``?``, ``[...]``, case-sensitive), in path order."""
+        patterns = list(globs)
+        if not patterns:
+            return ()
+        where = " or ".join("path glob ?" for _ in patterns)
+        rows = self._db.execute(
+            f"select path from projects where {where} order by path", patterns
+        ).fetchall()
+        return tuple(path for (path,) in rows)
+
+    @staticmethod
+    def _within(projects: tuple[str, ...] | None) -> tuple[str, list[str]]:
+        # The passages_project index finds a project's rows; FTS5 then only scores those.
+        if projects is None:
+            return "", []
+        marks = ", ".join("?" for _ in projects) or "null"
+        return f"and +rowid in (select id from passages where project in ({marks}))", list(projects)
 
     def passage_counts(self) -> dict[str, dict[str, int]]:
         """Passages per project and origin (``corpus``, ``signpost``), for reports."""
@@ -142,3 +174,20 @@ class Corpus(Connected):
         ).fetchall():
             counts.setdefault(project, {"corpus": 0, "signpost": 0})[origin] = int(n)
         return counts
+
+    def scores(self, match: str, ids: Iterable[int], *, heading_weight: float) -> dict[int, float]:
+        """The BM25 scores of the rows ``ids`` for ``match`` (rows it does not match are left
+        out): re-scoring a ranked pool by part of its query (``scout.retrieve``)."""
+        wanted = list(ids)
+        if not wanted:
+            return {}
+        marks = ", ".join("?" for _ in wanted)
+        try:
+            rows = self._db.execute(
+                "select rowid, bm25(passages_fts, ?, 1.0) from passages_fts "
+                f"where passages_fts match ? and +rowid in ({marks})",
+                [heading_weight, match, *wanted],
+            ).fetchall()
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"search failed on {self.path}: {exc}") from exc
+        return {int(rowid): float(score) for rowid, score in rows}
