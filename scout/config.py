@@ -102,6 +102,12 @@ class AnswerConfig(_Section):
     timeout: float = Field(default=120.0, gt=0, le=3600)
 
 
+class RetrievalConfig(_Section):
+    # "model": the answer provider suggests docs words for each question before retrieval
+    # (scout.expansion); "off": the question's own words only.
+    expand: Literal["off", "model"] = "off"
+
+
 class IngestConfig(_Section):
     schedule: str = "*/30 * * * *"
     # addresses judgements (model calls) in flight at once during a sweep
@@ -126,6 +132,7 @@ class Config(_Section):
     corpus: CorpusConfig = CorpusConfig()
     docs_site: list[DocsSiteConfig] = []
     answer: AnswerConfig = AnswerConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
     ingest: IngestConfig = IngestConfig()
     store: StoreConfig = StoreConfig()
     source: Path = Path(DEFAULT_FILE)

@@ -27,7 +27,7 @@ from scout.store import PassageHit
 
 POOL = 40
 CHANGELOG_WEIGHT = 0.6
-NAMED_WEIGHT = 1.4
+NAMED_WEIGHT = 1.7
 CODE_WEIGHT = 1.15
 FILE_CAP = 3
 # A word names a project when that project holds this share of the passages that use it: "hugo",
@@ -139,14 +139,17 @@ def diverse(hits: list[PassageHit], limit: int) -> list[PassageHit]:
     first: list[PassageHit] = []
     later: list[PassageHit] = []
     per_file: dict[tuple[str, str], int] = {}
-    sections: set[tuple[str, str, str]] = set()
+    sections: set[tuple[str, ...]] = set()
     for hit in hits:
         where = (hit.project, hit.path)
+        # A section's chunks share its heading; its copies in other files (one paragraph
+        # included in every chart's page) share its own heading and its text.
         section = (hit.project, hit.path, " ".join(hit.heading.split()))
-        if section in sections or per_file.get(where, 0) >= FILE_CAP:
+        copy = (hit.heading.rsplit(" > ", 1)[-1].strip(), " ".join(hit.body.split()))
+        if section in sections or copy in sections or per_file.get(where, 0) >= FILE_CAP:
             later.append(hit)
             continue
-        sections.add(section)
+        sections.update((section, copy))
         per_file[where] = per_file.get(where, 0) + 1
         first.append(hit)
     return [*first, *later][:limit]

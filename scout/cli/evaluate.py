@@ -27,6 +27,13 @@ from scout.providers import make_provider
 )
 @passages_option("--passages", "Passages per question")
 @click.option(
+    "--expand",
+    type=click.Choice(["off", "model"]),
+    default=None,
+    help="Query expansion for this run (default: retrieval.expand); run it both ways on one "
+    "file and --compare the two to see what expansion buys and costs.",
+)
+@click.option(
     "--compare",
     nargs=2,
     type=click.Path(dir_okay=False, path_type=Path),
@@ -42,6 +49,7 @@ def evaluate(
     provider: str | None,
     model: str | None,
     passages: int | None,
+    expand: str | None,
     compare: tuple[Path, Path] | None,
     as_json: bool,
 ) -> None:
@@ -73,5 +81,6 @@ def evaluate(
             passages=passages or settings.passages,
             model=None if name == "offline" else chosen_model,
             progress=progress,
+            expand=(expand or runtime.config.retrieval.expand) == "model",
         )
     emit(report.to_json(), as_json, lambda _: render.render(report))

@@ -6,6 +6,7 @@ model would be given: the way to see why a question was answered, or declined, a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -15,8 +16,9 @@ from scout.cli.runtime import (
     emit,
     json_option,
     pass_runtime,
-    passages_option,
+    project_option,
 )
+from scout.retrieve import MAX_SEARCH, MIN_PASSAGES
 from scout.store import PassageHit
 
 MAX_HEADING_CHARS = 60
@@ -24,19 +26,50 @@ MAX_HEADING_CHARS = 60
 
 @click.command()
 @click.argument("question")
-@passages_option("--limit", "Passages to list, as ask would give the model")
+@click.option(
+    "--limit",
+    type=click.IntRange(MIN_PASSAGES, MAX_SEARCH),
+    default=None,
+    help=f"Passages to list, {MIN_PASSAGES}-{MAX_SEARCH} (default: answer.passages, what ask "
+    "would give the model).",
+)
+@project_option
 @json_option
 @pass_runtime
-def search(runtime: Runtime, question: str, limit: int | None, as_json: bool) -> None:
-    """List the passages retrieval finds for QUESTION, best first (no provider is called)."""
-    from scout.retrieve import retrieve
+def search(
+    runtime: Runtime,
+    question: str,
+    limit: int | None,
+    projects: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """List the passages retrieval finds for QUESTION, best first (no answer is composed; with
+    retrieval.expand = "model" the provider is asked for search terms first)."""
+    from scout.answer import search as searching
 
-    hits = retrieve(runtime.store(), question, limit or runtime.config.answer.passages)
-    emit([hit_json(rank, hit) for rank, hit in enumerate(hits, 1)], as_json, render)
+    config = runtime.config
+    expand = None
+    if config.retrieval.expand == "model":
+        from scout.providers import make_provider
+
+        settings = config.answer
+        expand = lambda: make_provider(  # noqa: E731 - a factory, called once
+            settings.provider, model=settings.model, timeout=settings.timeout
+        )
+    found = searching(
+        question,
+        store=runtime.store(),
+        limit=limit or config.answer.passages,
+        projects=projects or None,
+        expand=expand,
+    )
+    rows = [hit_json(rank, hit, found.expanded) for rank, hit in enumerate(found.hits, 1)]
+    emit(rows, as_json, render)
 
 
-def hit_json(rank: int, hit: PassageHit) -> dict[str, Any]:
-    """One row of docs/design.md's ``scout search --json`` list."""
+def hit_json(rank: int, hit: PassageHit, expanded: Sequence[str] | None = None) -> dict[str, Any]:
+    """One row of docs/design.md's ``scout search --json`` list (``expanded``: the model's
+    terms retrieval searched with, the same on every row; empty when expansion is off)."""
     return {
         "rank": rank,
         "score": round(hit.score, 4),
@@ -47,6 +80,8 @@ def hit_json(rank: int, hit: PassageHit) -> dict[str, Any]:
         "sha": hit.sha,
         "url": hit.url,
         "source": hit.source,
+        "kind": hit.kind,
+        "expanded": list(expanded or ()),
     }
 
 

@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import cast
 
-from scout.compose.schema import AddressesOutput, AnswerOutput
+from scout.compose.schema import AddressesOutput, AnswerOutput, ExpansionOutput
 from scout.errors import ProviderError
 from scout.providers.base import Metered, PromptPassage, T, Task, Usage
 from scout.retrieve import query_terms, stem, words
@@ -205,11 +205,14 @@ class OfflineProvider:
         self.model = model
 
     def run(self, task: Task[T]) -> T:
-        result: AnswerOutput | AddressesOutput
+        result: AnswerOutput | AddressesOutput | ExpansionOutput
         if task.kind == "answer":
             result = compose_answer(task.question, task.passages)
         elif task.kind == "addresses":
             result = judge_addresses(task.question, task.passages)
+        elif task.kind == "expand":
+            # Not a model: it knows no words the question does not already have.
+            result = ExpansionOutput(terms=[])
         else:
             raise ProviderError(f"offline provider cannot do task kind {task.kind!r}")
         if not isinstance(result, task.output):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from scout import timefmt
 from scout.store.base import Connected
 from scout.store.records import QUESTION_COLUMNS, QUESTION_FIELDS, QuestionRow, by_name
@@ -23,12 +25,13 @@ class QuestionLog(Connected):
         input_tokens: int = 0,
         output_tokens: int = 0,
         usd: float | None = 0.0,
+        expanded: list[str] | None = None,
     ) -> None:
         with self.transaction():
             self._db.execute(
                 "insert into questions (asked_at, question, outcome, reason, provider, passages,"
-                " latency_ms, input_tokens, output_tokens, usd) "
-                "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " latency_ms, input_tokens, output_tokens, usd, expanded) "
+                "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     asked_at or timefmt.now(),
                     question,
@@ -40,6 +43,7 @@ class QuestionLog(Connected):
                     input_tokens,
                     output_tokens,
                     usd,
+                    None if expanded is None else json.dumps(expanded, ensure_ascii=False),
                 ],
             )
 

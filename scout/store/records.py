@@ -5,6 +5,7 @@ Column lists are derived from these types, so a field added here is a column rea
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -171,6 +172,11 @@ class QuestionRow:
     input_tokens: int
     output_tokens: int
     usd: float | None
+    expanded: str | None = None  # JSON list of a model's suggested terms; None: expansion off
+
+    @property
+    def expanded_terms(self) -> list[str] | None:
+        return None if self.expanded is None else list(json.loads(self.expanded))
 
 
 @dataclass(frozen=True)
