@@ -19,6 +19,7 @@ constant measured on realdocs-dev's ``tune`` questions (bench/realdocs_recall.py
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -35,6 +36,7 @@ FILE_CAP = 3
 NAME_SHARE = 0.8
 MAX_SPANS = 8
 MAX_SPAN_CHARS = 64
+MAX_QUESTION_CHARS = 4_000  # as retrieve.MAX_QUESTION_CHARS: the longest question asked
 
 # A version ("18.8", "v2", "9.x") or a word about releases makes changelogs fair game.
 _VERSION = re.compile(r"\bv?\d+\.(?:\d+|x)\b|\bv\d+\b", re.IGNORECASE)
@@ -61,14 +63,18 @@ def about_versions(question: str, words: Iterable[str]) -> bool:
 
 def code_spans(question: str) -> list[str]:
     """The code-like spans of ``question``, case-folded, longest first (at most ``MAX_SPANS``)."""
-    normal = unicodedata.normalize("NFKC", question)
-    found = [m.group(1) for m in _BACKTICKED.finditer(normal)]
-    found += [m.group() for m in _CODE_TOKEN.finditer(normal)]
-    spans: list[str] = []
+    normal = unicodedata.normalize("NFKC", question[:MAX_QUESTION_CHARS])
+    found = itertools.chain(
+        (m.group(1) for m in _BACKTICKED.finditer(normal)),
+        (m.group() for m in _CODE_TOKEN.finditer(normal)),
+    )
+    spans: dict[str, None] = {}
     for span in found:
         span = span.strip().casefold()[:MAX_SPAN_CHARS]
-        if len(span) >= 2 and span not in spans:
-            spans.append(span)
+        if len(span) >= 2:
+            spans[span] = None
+            if len(spans) == MAX_SPANS * 4:
+                break
     return sorted(spans, key=len, reverse=True)[:MAX_SPANS]
 
 

@@ -302,7 +302,7 @@ def retrieve(
     asked = words(question)
     named = rank.named_projects(
         asked,
-        scope if scope is not None else store.projects(),
+        scope if scope is not None else store.project_names(),
         lambda word, project: _share(store, literal(word), project, count(literal(word))),
     )
     if named and (scope is None or not named.issuperset(scope)):
@@ -333,8 +333,8 @@ def _scope(store: Store, projects: Sequence[str] | None) -> tuple[str, ...] | No
             raise UsageError(
                 f"--project must be a glob on project paths of 1 to {MAX_GLOB_CHARS} characters"
             )
-    scope = store.matching_projects(projects)
-    missing = [glob for glob in projects if not store.matching_projects([glob])]
+    scope = store.project_names(projects)
+    missing = [glob for glob in projects if not store.project_names([glob])]
     if missing:
         raise UsageError(f"--project {missing[0]!r} matches no indexed project")
     return scope

@@ -146,17 +146,19 @@ class Corpus(Connected):
             raise StoreError(f"search failed on {self.path}: {exc}") from exc
         return int(row[0])
 
-    def matching_projects(self, globs: Iterable[str]) -> tuple[str, ...]:
-        """The indexed projects whose full path matches one of ``globs`` (SQLite GLOB: ``*``,
-        ``?``, ``[...]``, case-sensitive), in path order."""
+    def project_names(self, globs: Iterable[str] = ()) -> tuple[str, ...]:
+        """The projects that have passages, in path order; with ``globs``, those whose full path
+        matches one of them (SQLite GLOB: ``*``, ``?``, ``[...]``, case-sensitive)."""
         patterns = list(globs)
-        if not patterns:
-            return ()
-        where = " or ".join("path glob ?" for _ in patterns)
+        where = " or ".join("name glob ?" for _ in patterns) or "1"
+        # A skip-scan of the passages_project index: one probe per project, not one per row.
         rows = self._db.execute(
-            f"select path from projects where {where} order by path", patterns
+            "with recursive p(name) as (select min(project) from passages union all "
+            "select (select min(project) from passages where project > p.name) from p "
+            f"where p.name is not null) select name from p where name is not null and ({where})",
+            patterns,
         ).fetchall()
-        return tuple(path for (path,) in rows)
+        return tuple(name for (name,) in rows)
 
     @staticmethod
     def _within(projects: tuple[str, ...] | None) -> tuple[str, list[str]]:
