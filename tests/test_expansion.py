@@ -14,9 +14,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from scout.cli.main import cli
-from scout.expansion import MAX_TERM_CHARS, MAX_TERMS, clean_terms, expansion_task
+from scout.expansion import MAX_TERM_CHARS, MAX_TERMS, clean_terms, expand, expansion_task
 from scout.providers.anthropic_api import AnthropicProvider
-from scout.providers.claude_local import ClaudeLocalProvider
 from scout.providers.offline import OfflineProvider
 from scout.retrieve import retrieve
 from scout.store import Store
@@ -158,7 +157,6 @@ def test_anthropic_gets_the_question_alone(monkeypatch: pytest.MonkeyPatch) -> N
     with FakeMessagesAPI(["success"], output=output) as api:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
         provider = AnthropicProvider(model="claude-haiku-4-5", timeout=5)
-        from scout.expansion import expand
 
         terms, usage = expand(provider, QUESTION)
     (request,) = api.requests
@@ -178,10 +176,10 @@ def test_eval_compare_sets_expansion_off_beside_on(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     runs = []
-    for expand in ("off", "model"):
-        result = invoke(config, "eval", str(eval_file), "--expand", expand, "--json")
+    for setting in ("off", "model"):
+        result = invoke(config, "eval", str(eval_file), "--expand", setting, "--json")
         assert result.exit_code == 0, result.stderr
-        out = tmp_path / f"{expand}.json"
+        out = tmp_path / f"{setting}.json"
         out.write_text(result.stdout, encoding="utf-8")
         runs.append(str(out))
     result = invoke(config, "eval", "--compare", *runs, "--json")
