@@ -33,12 +33,17 @@ def overlap_class(question: dict[str, Any]) -> str:
     return note.split()[1] if note.startswith("overlap ") else "-"
 
 
-def summary(ranks: list[int | None]) -> dict[str, Any]:
+def summary(ranks: list[tuple[int | None, int | None]]) -> dict[str, Any]:
+    """recall@8 and MRR from the top-8 list (as ask gets it), @20 and @50 from the top-50 one
+    (re-ranking works on a pool at least as deep as the list asked for, so the two differ)."""
     n = len(ranks)
     out: dict[str, Any] = {"n": n}
-    for k in DEPTHS:
-        out[f"r@{k}"] = round(sum(1 for r in ranks if r and r <= k) / n, 3) if n else 0.0
-    out["mrr"] = round(sum(1 / r for r in ranks if r and r <= 8) / n, 3) if n else 0.0
+    if not n:
+        return out
+    out["r@8"] = round(sum(1 for r, _ in ranks if r) / n, 3)
+    for k in DEPTHS[1:]:
+        out[f"r@{k}"] = round(sum(1 for _, r in ranks if r and r <= k) / n, 3)
+    out["mrr"] = round(sum(1 / r for r, _ in ranks if r) / n, 3)
     return out
 
 
@@ -46,15 +51,16 @@ def measure(
     search: Any, recall: Any, questions: list[dict[str, Any]], misses: bool = False
 ) -> dict[str, Any]:
     """Figures for ``questions`` by group (split x overlap), from ``search(question, k)``."""
-    groups: dict[str, list[int | None]] = {}
+    groups: dict[str, list[tuple[int | None, int | None]]] = {}
     for q in questions:
         if not q.get("answerable", True):
             continue
-        hits = search(q["question"], max(DEPTHS))
+        hits = search(q["question"], DEPTHS[0])
         rank = recall.first_rank(hits, q["targets"])
+        deep = recall.first_rank(search(q["question"], max(DEPTHS)), q["targets"])
         split = q.get("split", "orig")
         for key in (split, f"{split}/{overlap_class(q)}"):
-            groups.setdefault(key, []).append(rank)
+            groups.setdefault(key, []).append((rank, deep))
         if misses and (rank is None or rank > 8):
             print(f"  {q['id']} r={rank} [{split} {overlap_class(q)}] {q['question'][:90]}")
             print(f"      top: {recall.describe(hits[0]) if hits else '-'}")
@@ -70,9 +76,14 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
+    import scout.retrieve
     from scout.config import load_config
     from scout.retrieve import retrieve
     from scout.store import Store
+
+    # An older Scout (run with its code first on PYTHONPATH, to compare) retrieves at most 20:
+    # lifted here, in this process only, so that its depth can be measured as well.
+    scout.retrieve.MAX_PASSAGES = max(scout.retrieve.MAX_PASSAGES, max(DEPTHS))
 
     recall = load_recall(args.realdocs)
     store = Store.open(load_config(args.config).store.path)
