@@ -30,7 +30,8 @@ POOL = 40
 CHANGELOG_WEIGHT = 0.6
 NAMED_WEIGHT = 1.7
 CODE_WEIGHT = 1.15
-FILE_CAP = 3
+FILE_CAP = 4
+SECTION_CAP = 2
 # A word names a project when that project holds this share of the passages that use it: "hugo",
 # "sphinx", "charts" do; "docs", "site", "python" (words of project names too) do not.
 NAME_SHARE = 0.8
@@ -145,17 +146,22 @@ def diverse(hits: list[PassageHit], limit: int) -> list[PassageHit]:
     first: list[PassageHit] = []
     later: list[PassageHit] = []
     per_file: dict[tuple[str, str], int] = {}
-    sections: set[tuple[str, ...]] = set()
+    sections: dict[tuple[str, ...], int] = {}
     for hit in hits:
         where = (hit.project, hit.path)
         # A section's chunks share its heading; its copies in other files (one paragraph
         # included in every chart's page) share its own heading and its text.
         section = (hit.project, hit.path, " ".join(hit.heading.split()))
         copy = (hit.heading.rsplit(" > ", 1)[-1].strip(), " ".join(hit.body.split()))
-        if section in sections or copy in sections or per_file.get(where, 0) >= FILE_CAP:
+        if (
+            sections.get(section, 0) >= SECTION_CAP
+            or copy in sections
+            or per_file.get(where, 0) >= FILE_CAP
+        ):
             later.append(hit)
             continue
-        sections.update((section, copy))
+        sections[section] = sections.get(section, 0) + 1
+        sections[copy] = 1
         per_file[where] = per_file.get(where, 0) + 1
         first.append(hit)
     return [*first, *later][:limit]
