@@ -131,7 +131,7 @@ def test_ask_logs_the_terms_with_the_question(
     assert len(claude_bin.read_text().splitlines()) == 2  # the terms, then the answer
     with Store.open(tmp_path / "scout.db") as store:
         (row,) = store.questions()
-    assert row.expanded_terms == ["acme-restore", "nightly"]
+    assert row.expanded == ("acme-restore", "nightly")
 
 
 def test_search_without_expansion_calls_no_provider(tmp_path: Path, claude_bin: Path) -> None:
@@ -148,7 +148,7 @@ def test_offline_expansion_logs_an_empty_list(tmp_path: Path) -> None:
     assert result.exit_code == 0
     with Store.open(tmp_path / "scout.db") as store:
         (row,) = store.questions()
-    assert row.expanded_terms == []
+    assert row.expanded == ()
 
 
 def test_anthropic_gets_the_question_alone(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,6 @@ Column lists are derived from these types, so a field added here is a column rea
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -172,11 +171,11 @@ class QuestionRow:
     input_tokens: int
     output_tokens: int
     usd: float | None
-    expanded: str | None = None  # JSON list of a model's suggested terms; None: expansion off
-
-    @property
-    def expanded_terms(self) -> list[str] | None:
-        return None if self.expanded is None else list(json.loads(self.expanded))
+    terms: tuple[str, ...] = ()  # content words: the gap's grouping key
+    nearest: tuple[dict[str, Any], ...] = ()  # a decline's best three passages (no text)
+    cause: str | None = None  # why a decline is not a gap: ``index_empty``
+    # a model's suggested terms retrieval searched with; None: expansion was off
+    expanded: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
