@@ -6,7 +6,6 @@ if the rule stops acting. Excerpts: tests/fixtures/ranking/SOURCES.md (their lic
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from scout.kinds import passage_kind
 from scout.retrieve import HEADING_WEIGHT, build_query, retrieve
 from scout.store import PassageHit, PassageRecord, Store
 from tests.fakes.corpus import filler
+from tests.growth import assert_linear
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ranking"
 SHA = "0" * 40
@@ -201,20 +201,13 @@ def test_pool_is_bm25s_exact_top(store: Store) -> None:
     assert {h.id for h in retrieve(store, question, 20)} <= pool
 
 
-def _seconds(run: object, text: str) -> float:
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        run(text)  # type: ignore[operator]
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 @pytest.mark.parametrize(
     "unit",
     ["-" * 50 + " ", "`" * 3 + "a", "a_" * 40 + " ", "a." * 40 + " ", "!=" * 20, "--x" * 30],
 )
 def test_code_spans_grow_linearly(unit: str) -> None:
-    small = unit * 200
-    large = unit * 800
-    assert _seconds(rank.code_spans, large) <= 6 * max(_seconds(rank.code_spans, small), 1e-4)
+    assert_linear(lambda n: lambda: rank.code_spans(unit * n), 40)
+
+
+def test_kind_grows_linearly() -> None:
+    assert_linear(lambda n: lambda: passage_kind("changes-" * n + "/news" * n + ".md", "docs"), 200)
