@@ -88,12 +88,18 @@ def test_terms_rank_below_the_questions_own_words(tmp_path: Path) -> None:
     store.close()
 
 
-def test_search_through_claude_local_shows_bounded_terms_and_sends_no_passage(
-    tmp_path: Path, claude_bin: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def claude_estate(tmp_path: Path, claude_bin: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The test store, with expansion on through claude-local (the fake ``claude``)."""
     make_store(tmp_path).close()
-    config = expanding_config(tmp_path, "claude-local")
     monkeypatch.setenv("FAKE_CLAUDE_MODE", "success")
+    return expanding_config(tmp_path, "claude-local")
+
+
+def test_search_through_claude_local_shows_bounded_terms_and_sends_no_passage(
+    claude_estate: Path, claude_bin: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = claude_estate
     reply = {"terms": HOSTILE + [f"word{i}" for i in range(10_000)]}
     monkeypatch.setenv("FAKE_CLAUDE_OUTPUT", json.dumps(reply))
     result = invoke(config, "search", QUESTION, "--json")
@@ -112,11 +118,9 @@ def test_search_through_claude_local_shows_bounded_terms_and_sends_no_passage(
 
 
 def test_ask_logs_the_terms_with_the_question(
-    tmp_path: Path, claude_bin: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, claude_estate: Path, claude_bin: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    make_store(tmp_path).close()
-    config = expanding_config(tmp_path, "claude-local")
-    monkeypatch.setenv("FAKE_CLAUDE_MODE", "success")
+    config = claude_estate
     monkeypatch.setenv(
         "FAKE_CLAUDE_BY_QUESTION",
         json.dumps({"Reply with the terms": {"terms": ["acme-restore", "nightly"]}}),
