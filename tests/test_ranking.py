@@ -211,3 +211,25 @@ def test_code_spans_grow_linearly(unit: str) -> None:
 
 def test_kind_grows_linearly() -> None:
     assert_linear(lambda n: lambda: passage_kind("changes-" * n + "/news" * n + ".md", "docs"), 200)
+
+
+def test_project_scope_keeps_to_its_projects_whether_their_rows_are_one_run_or_not(
+    store: Store,
+) -> None:
+    sphinx = excerpt("sphinx-doc/sphinx", "doc/faq.rst", "sphinx/faq.rst")
+    material = excerpt(
+        "squidfunk/mkdocs-material",
+        "docs/setup/setting-up-site-analytics.md",
+        "mkdocs-material/setting-up-site-analytics.md",
+    )
+    # sphinx's rows in two runs (as after a signpost's passages), material's in one
+    store.insert_passages([*sphinx[:3], *material, *sphinx[3:], *filler()])
+    question = "add google analytics tracking to my site"
+    for globs, wanted in [
+        (["sphinx-doc/*"], {"sphinx-doc/sphinx"}),
+        (["squidfunk/*"], {"squidfunk/mkdocs-material"}),
+        (["sphinx-doc/sphinx", "squid*"], {"sphinx-doc/sphinx", "squidfunk/mkdocs-material"}),
+    ]:
+        hits = retrieve(store, question, 20, projects=globs)
+        assert hits and {h.project for h in hits} <= wanted
+    assert {h.project for h in retrieve(store, question, 20)} > {"sphinx-doc/sphinx"}

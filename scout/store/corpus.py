@@ -160,13 +160,39 @@ class Corpus(Connected):
         ).fetchall()
         return tuple(name for (name,) in rows)
 
-    @staticmethod
-    def _within(projects: tuple[str, ...] | None) -> tuple[str, list[str]]:
-        # The passages_project index finds a project's rows; FTS5 then only scores those.
+    def _within(self, projects: tuple[str, ...] | None) -> tuple[str, list[object]]:
+        """The clause that keeps a MATCH to ``projects``' rows.
+
+        A project's passages are written in one transaction, so their ids are usually one run:
+        then the clause is a test of the rowid against those runs, which costs nothing per
+        row. Otherwise (signposted passages in between) the project's ids are looked up."""
         if projects is None:
             return "", []
-        marks = ", ".join("?" for _ in projects) or "null"
-        return f"and +rowid in (select id from passages where project in ({marks}))", list(projects)
+        runs: list[tuple[int, int]] = []
+        for project in projects:
+            low, high, count = self._db.execute(
+                "select min(id), max(id), count(*) from passages where project = ?", [project]
+            ).fetchone()
+            if count and high - low + 1 != count:
+                marks = ", ".join("?" for _ in projects)
+                clause = f"and +rowid in (select id from passages where project in ({marks}))"
+                return clause, list(projects)
+            if count:
+                runs.append((int(low), int(high)))
+        if not runs:
+            return "and 0", []
+        merged: list[list[int]] = []
+        for low, high in sorted(runs):
+            if merged and low == merged[-1][1] + 1:  # neighbouring projects: one run
+                merged[-1][1] = high
+            else:
+                merged.append([low, high])
+        bounds: list[object] = [bound for run in merged for bound in run]
+        if len(merged) == 1:
+            # One run: a rowid range FTS5 itself honours, reading only that part of each list.
+            return "and rowid between ? and ?", bounds
+        tests = " or ".join("+rowid between ? and ?" for _ in merged)
+        return f"and ({tests})", bounds
 
     def passage_counts(self) -> dict[str, dict[str, int]]:
         """Passages per project and origin (``corpus``, ``signpost``), for reports."""
