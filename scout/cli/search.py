@@ -13,19 +13,21 @@ import click
 
 from scout.cli.runtime import (
     Runtime,
-    emit,
+    emit_rows,
     json_option,
     pass_runtime,
     project_option,
+    question_argument,
+    question_text,
+    rows_option,
 )
 from scout.retrieve import MAX_SEARCH, MIN_PASSAGES
 from scout.store import PassageHit
-
-MAX_HEADING_CHARS = 60
+from scout.table import Column, Styled, Terminal, table
 
 
 @click.command()
-@click.argument("question")
+@question_argument
 @click.option(
     "--limit",
     type=click.IntRange(MIN_PASSAGES, MAX_SEARCH),
@@ -34,19 +36,24 @@ MAX_HEADING_CHARS = 60
     "would give the model).",
 )
 @project_option
+@rows_option
 @json_option
 @pass_runtime
 def search(
     runtime: Runtime,
-    question: str,
+    question: tuple[str, ...],
     limit: int | None,
     projects: tuple[str, ...],
+    as_nl: bool,
     as_json: bool,
 ) -> None:
     """List the passages retrieval finds for QUESTION, best first (no answer is composed; with
-    retrieval.expand = "model" the provider is asked for search terms first)."""
+    retrieval.expand = "model" the provider is asked for search terms first).
+
+    QUESTION may be given unquoted; `-` reads it from standard input."""
     from scout.answer import search as searching
 
+    asked = question_text(question)
     config = runtime.config
     expand = None
     if config.retrieval.expand == "model":
@@ -57,14 +64,14 @@ def search(
             settings.provider, model=settings.model, timeout=settings.timeout
         )
     found = searching(
-        question,
+        asked,
         store=runtime.store(),
         limit=limit or config.answer.passages,
         projects=projects or None,
         expand=expand,
     )
     rows = [hit_json(rank, hit, found.expanded) for rank, hit in enumerate(found.hits, 1)]
-    emit(rows, as_json, render)
+    emit_rows(rows, as_json, as_nl, render)
 
 
 def hit_json(rank: int, hit: PassageHit, expanded: Sequence[str] | None = None) -> dict[str, Any]:
@@ -85,17 +92,36 @@ def hit_json(rank: int, hit: PassageHit, expanded: Sequence[str] | None = None) 
     }
 
 
-def render(rows: list[dict[str, Any]]) -> str:
-    """A table a person can scan: rank, score, where, heading; the permalink on its own line."""
+COLUMNS = (
+    Column("rank", "#", align="right", caption=False),
+    Column("score", "score", align="right", caption=False),
+    Column("project", "project", cut="middle", flex=2, minimum=12),
+    Column("path", "path", cut="middle", flex=3, minimum=16),
+    Column("lines", "lines"),
+    Column("heading", "heading", flex=4, minimum=16, caption=False),
+    Column(
+        "url",
+        "permalink",
+        drop=1,
+        flex=6,
+        minimum=10_000,
+        caption=False,
+        note="permalinks: a wider terminal, or --json / --nl",
+    ),
+)
+
+
+def render(rows: list[dict[str, Any]], terminal: Terminal | None = None) -> str | Styled:
+    """A table a person can scan: rank, score, where, heading, and the permalink where it fits
+    whole (a cut permalink opens nothing; project, path and lines name the passage anyway)."""
     if not rows:
         return "nothing matched"
-    out = []
-    for row in rows:
-        heading = " ".join(row["heading"].split())
-        if len(heading) > MAX_HEADING_CHARS:
-            heading = heading[: MAX_HEADING_CHARS - 3] + "..."
-        start, end = row["lines"]
-        where = f"{row['project']} {row['path']} L{start}-{end}"
-        out.append(f"{row['rank']:>3}  {row['score']:>8.3f}  {where}  {heading}")
-        out.append(f"{'':>15}{row['url']}")
-    return "\n".join(out)
+    cells = [
+        {
+            **row,
+            "score": f"{row['score']:.3f}",
+            "lines": f"L{row['lines'][0]}-{row['lines'][1]}",
+        }
+        for row in rows
+    ]
+    return table(cells, COLUMNS, terminal=terminal)
