@@ -187,7 +187,6 @@ _LABEL = re.compile(r"^_([^:`]+|`[^`]+`):\s*$")
 _OPTION = re.compile(r"^\s+:[\w.+ -]+:(?:\s.*)?$")
 # :role:`text <target>`, :domain:role:`~a.b.C`, :pep:`8`, MyST {role}`x`.
 _ROLE = re.compile(r"(?::([\w.+-]+(?::[\w.+-]+)?):|\{([\w.+:-]+)\})`([^`\n]+(?:\n[^`\n]+){0,3})`")
-_ROLE_TARGET = re.compile(r"^(.*?)\s*<[^<>]+>$", re.DOTALL)
 _NUMBERED_ROLES = {"pep": "PEP", "rfc": "RFC"}
 # What Sphinx prints for its version directives (sphinx/domains/changeset.py).
 _VERSION_TEXT = {
@@ -379,9 +378,9 @@ def _role_text(match: re.Match[str]) -> str:
 
 def _shown(role: str, content: str) -> str:
     role = role.rsplit(":", 1)[-1]
-    explicit = _ROLE_TARGET.match(content)
-    if explicit is not None and explicit.group(1):
-        shown = explicit.group(1)
+    explicit = _explicit_title(content)
+    if explicit:
+        shown = explicit
     else:
         shown = content.lstrip("!")
         if shown.startswith("~"):
@@ -389,6 +388,16 @@ def _shown(role: str, content: str) -> str:
         if role in _NUMBERED_ROLES:
             shown = f"{_NUMBERED_ROLES[role]} {shown}"
     return shown + "\n" * (content.count("\n") - shown.count("\n"))
+
+
+def _explicit_title(content: str) -> str | None:
+    """The title of a role's `Title <target>` text, None without a target. Found from the last
+    `<` rather than by a lazy pattern, which would try every split of a long run of spaces."""
+    opener = content.rfind("<")
+    target = content[opener + 1 : -1]
+    if opener < 0 or not content.endswith(">") or not target or ">" in target:
+        return None
+    return content[:opener].rstrip()
 
 
 def _wrapped_roles(out: list[str], code: list[tuple[int, int]]) -> None:
