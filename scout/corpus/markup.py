@@ -32,18 +32,21 @@ _ATTR_ID = re.compile(r"""(?:^|\s)(?:#([^\s{}.]+)|id=(?:"([^"]*)"|'([^']*)'|([^\
 
 
 # MkDocs admonitions (`!!! type "Title"`, collapsible `???`/`???+`) and content tabs (`=== "T"`).
+# Words after the type are blanks-then-word pairs, so blanks never sit between two runs that
+# could both take them (a lazy run of words and spaces there was quadratic in the line).
 _ADMONITION = re.compile(
-    r"""^([ \t]*)(?:(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)(?:[ \t]+[\w -]+?)?|===\+?)"""
+    r"""^([ \t]*)(?:(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)(?:[ \t]+[\w-]+)*|===\+?)"""
     r"""(?:[ \t]+"([^"\n]*)")?[ \t]*$""",
     re.MULTILINE,
 )
 
 # Docusaurus admonitions and Pandoc/MyST-style fenced containers: `:::note`, `:::tip Title`,
 # `:::info[Title]`, `::: {.warning}`, and the `:::` that closes them.
-# (A title runs to the end of its line, greedily: no backtracking over a long line's spaces.)
+# (A title runs to the end of its line, greedily, and blanks are never matched by two runs in a
+# row with nothing between them: no backtracking over a long line's spaces.)
 _CONTAINER = re.compile(
-    r"""^([ \t]*):{3,}[ \t]*(?:([\w-]+)(?:[ \t]*\[([^\]\n]*)\]|[ \t]+([^\s{][^\n]*))?"""
-    r"""|\{[^}\n]*\})?[ \t]*$""",
+    r"""^([ \t]*):{3,}(?:[ \t]*([\w-]+)(?:[ \t]*\[([^\]\n]*)\]|[ \t]+([^\s{][^\n]*))?"""
+    r"""|[ \t]*\{[^}\n]*\})?[ \t]*$""",
     re.MULTILINE,
 )
 

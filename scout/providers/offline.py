@@ -73,7 +73,7 @@ _MARKUP: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"\*\*([^*\n]+)\*\*|__([^_\n]+)__"), lambda m: m.group(1) or m.group(2)),  # bold
     (re.compile(r"(?<![\w*])\*(?!\s)([^*]+?)\*(?!\w)"), r"\1"),  # emphasis
     (re.compile(r"``([^`]+)``"), r"`\1`"),  # reST literals, as Markdown code: a command stays one
-    (re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}.*$", re.MULTILINE), ""),  # table rules
+    (re.compile(r"^[ \t]*(?:\|[ \t]*)?:?-{3,}.*$", re.MULTILINE), ""),  # table rules
     (re.compile(r"^[ \t]*>[ \t]?", re.MULTILINE), ""),  # quote markers
     (re.compile(r"^[ \t]*\|(.*)$", re.MULTILINE), _cells),  # table rows: cells with ";"
 ]
