@@ -121,7 +121,8 @@ def parse_archive(data: bytes, limit: int) -> Snapshot:
         bounded = _Bounded(_stream(data), limit)
         with tarfile.open(fileobj=bounded, mode="r:") as tar:  # type: ignore[call-overload]
             while (member := tar.next()) is not None:
-                tar.members.clear()  # tarfile keeps every header it read; one at a time here
+                # tarfile keeps every header it has read; here one at a time is held
+                tar.members.clear()  # type: ignore[attr-defined]
                 if len(member.name.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
                     raise BadArchive(f"a member name over {MAX_NAME_BYTES} bytes")
                 if len(member.linkname.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
