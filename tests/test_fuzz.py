@@ -23,7 +23,7 @@ from scout.corpus.passages import (
 from scout.errors import UsageError
 from scout.retrieve import MAX_QUERY_TERMS, MAX_QUESTION_CHARS, MAX_WORD_CHARS, build_query
 from signposts.extract import extract_issue
-from signposts.references import DocsSite, ExtractContext
+from signposts.references import MAX_REFERENCE_CHARS, DocsSite, ExtractContext
 
 G = "https://gitlab.acme.example"
 CTX = ExtractContext(
@@ -69,7 +69,7 @@ def test_extraction_never_raises_and_is_bounded(
     assert len(found.references) <= CTX.max_references
     assert len({r.reference for r in found.references}) == len(found.references)
     for ref in found.references:
-        assert len(ref.reference) <= 4_500
+        assert len(ref.reference) <= MAX_REFERENCE_CHARS
         assert not any(c in ref.reference for c in "\x00\n\r\u200b\u202e\ufeff")
         if ref.lines is not None:
             assert 1 <= ref.lines[0] <= ref.lines[1]
