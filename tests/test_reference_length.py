@@ -48,9 +48,7 @@ def test_a_reference_over_512_characters_is_dropped_and_counted(
     assert dict(found.skipped) == skipped
 
 
-def test_the_sweep_counts_references_too_long(
-    tmp_path: Path, scout: Callable[..., Result]
-) -> None:
+def test_the_sweep_counts_references_too_long(tmp_path: Path, scout: Callable[..., Result]) -> None:
     builder = EstateBuilder(tmp_path / "estate")
     builder.project("acme/app").commit({"README.md": "# App\n\nKeys rotate weekly.\n"}, "Start")
     builder.issue("acme/app", 1, "How do keys rotate?", f"See {PROSE_PATH} and README.md")
