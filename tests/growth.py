@@ -7,6 +7,9 @@ waiting for a core on a loaded machine does not count. Linear work gives about 4
 backtracking gives about 16x; the bound is 6x (the contract in DESIGN.md, "Hostile input is
 bounded by construction").
 
+`assert_linear(make, n)` checks one call built for each size; `growth(run, make)` finds a size
+worth timing by itself and returns the ratio.
+
 `worst_cases(patterns)` reads the compiled patterns of a module (their literal characters, the
 literal runs such as `<!--` or `:::`, their bracket pairs) and builds, for each, the inputs that
 make backtracking patterns slow: runs of one character, of a character and a space, of an opener,
@@ -79,6 +82,33 @@ def growth(run: Callable[[str], object], make: Make) -> tuple[int, float]:
                 times[len(text)] = min(times[len(text)], _seconds(run, text, 1))
         ratio = times[len(big)] / max(times[len(small)], 1e-9)
     return n, ratio
+
+
+ROUNDS = 5  # the best of a few runs each, taken in turn, so one preempted run cannot decide
+
+
+def _timed(run: Callable[[], object]) -> float:
+    started = time.thread_time()
+    run()
+    return time.thread_time() - started
+
+
+def assert_linear(make: Callable[[int], Callable[[], object]], n: int) -> None:
+    """``make(size)`` returns a call over an input of that size; it must grow linearly (time at
+    4n at most MAX_RATIO times time at n, the best of ROUNDS runs each, taken in turn)."""
+    small_run, large_run = make(n), make(4 * n)
+    small = large = float("inf")
+    enabled = gc.isenabled()
+    gc.disable()  # as timeit does: a collection falling in one run is not the code's growth
+    try:
+        for _ in range(ROUNDS):
+            small = min(small, _timed(small_run))
+            large = min(large, _timed(large_run))
+    finally:
+        if enabled:
+            gc.enable()
+    floor = max(small, 1e-4)
+    assert large <= MAX_RATIO * floor, f"time at 4n is {large / floor:.1f}x time at n"
 
 
 def slow_cases(
