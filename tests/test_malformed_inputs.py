@@ -86,6 +86,17 @@ def test_an_estate_toml_nested_deep_or_huge_is_bad_data(
     assert done.stderr.count("\n") == 1
 
 
+def _issue_estate(tmp_path: Path) -> tuple[Path, Path]:
+    """A config over an estate of one project, and the path of that project's issue file."""
+    config = _local(
+        tmp_path,
+        '[[project]]\npath = "acme/a"\nvisibility = "public"\ndefault_branch = "main"\n',
+    )
+    issues = tmp_path / "estate" / "issues" / "acme" / "a.jsonl"
+    issues.parent.mkdir(parents=True)
+    return config, issues
+
+
 ISSUE = {"iid": 1, "title": "t", "description": "d", "updated_at": "2026-01-01T00:00:00Z"}
 
 
@@ -102,12 +113,7 @@ ISSUE = {"iid": 1, "title": "t", "description": "d", "updated_at": "2026-01-01T0
 def test_an_estate_issue_with_malformed_notes_is_bad_data_naming_file_and_line(
     tmp_path: Path, scout: Callable[..., Result], notes: object, problem: str
 ) -> None:
-    config = _local(
-        tmp_path,
-        '[[project]]\npath = "acme/a"\nvisibility = "public"\ndefault_branch = "main"\n',
-    )
-    issues = tmp_path / "estate" / "issues" / "acme" / "a.jsonl"
-    issues.parent.mkdir(parents=True)
+    config, issues = _issue_estate(tmp_path)
     good = json.dumps({**ISSUE, "iid": 2})
     issues.write_text(f"{good}\n{json.dumps({**ISSUE, 'notes': notes})}\n", encoding="utf-8")
     done = scout("sweep", config=config)
@@ -118,12 +124,7 @@ def test_an_estate_issue_with_malformed_notes_is_bad_data_naming_file_and_line(
 def test_an_issue_line_nested_thousands_deep_is_skipped_with_a_warning(
     tmp_path: Path, scout: Callable[..., Result]
 ) -> None:
-    config = _local(
-        tmp_path,
-        '[[project]]\npath = "acme/a"\nvisibility = "public"\ndefault_branch = "main"\n',
-    )
-    issues = tmp_path / "estate" / "issues" / "acme" / "a.jsonl"
-    issues.parent.mkdir(parents=True)
+    config, issues = _issue_estate(tmp_path)
     issues.write_text("[" * 100_000 + "]" * 100_000 + "\n" + json.dumps(ISSUE) + "\n")
     done = scout("sweep", "--json", config=config)
     assert done.code == 0, done.stderr
