@@ -30,7 +30,10 @@ MARKED = {
     "list and range": "Keys rotate weekly [1, 3-4].",
     "over lines": "Keys rotate weekly [\n2\n].",
     "nested": "Keys rotate weekly [[2]].",
-    "nested past the passes": "Keys rotate weekly " + "[" * (MAX_MARKER_PASSES + 3) + "2" + "]" * 11,
+    "nested past the passes": "Keys rotate weekly "
+    + "[" * (MAX_MARKER_PASSES + 3)
+    + "2"
+    + "]" * 11,
 }
 
 
