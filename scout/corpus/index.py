@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scout.corpus.budget import SPLIT_BUDGET_SECONDS, Clock, SplitTooSlow, split_budget
-from scout.corpus.passages import PASSAGES_FORMAT, split_document
+from scout.corpus.passages import PASSAGES_FORMAT, redirect_stub, split_document
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
 from scout.errors import CannotCheck, ForgeError, NotFound
 from scout.forge.base import FileEntry, Forge, Project
@@ -160,6 +160,10 @@ def project_passages(
                 entry.path,
                 split_seconds,
             )
+            continue
+        if redirect_stub(sections):
+            skipped["redirect_stub"] += 1
+            log.info("skipped %s:%s (a redirect stub)", project.path, entry.path)
             continue
         for section in sections:
             lines = (section.line_start, section.line_end)
