@@ -202,7 +202,10 @@ def variants(
     return out
 
 
-_COMPOUND = re.compile(r"[^\W_]+(?:[-_.:/][^\W_]+)+", re.UNICODE)
+# Starts only where a word starts (the look-behind) and never gives back a word's letters (the
+# possessive runs): each word is scanned once, where an unanchored start inside a long word would
+# rescan the rest of it from every letter.
+_COMPOUND = re.compile(r"(?<![^\W_])[^\W_]++(?:[-_.:/][^\W_]++)+", re.UNICODE)
 MAX_COMPOUND_WORDS = 4
 
 
