@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from scout.errors import ConfigError
 from scout.providers.base import Endpoint, ProviderName
 from scout.schedule import parse_schedule
+from scout.toml_input import TomlProblem, read_toml
 
 if TYPE_CHECKING:
     from scout.providers.base import Provider
@@ -156,6 +156,12 @@ class AnswerConfig(_Section):
         return "model" in self.model_fields_set and bool(self.model.strip())
 
 
+class RetrievalConfig(_Section):
+    # "model": the answer provider suggests docs words for each question before retrieval
+    # (scout.expansion); "off": the question's own words only.
+    expand: Literal["off", "model"] = "off"
+
+
 class IngestConfig(_Section):
     schedule: str = "*/30 * * * *"
     # addresses judgements (model calls) in flight at once during a sweep
@@ -180,6 +186,7 @@ class Config(_Section):
     corpus: CorpusConfig = CorpusConfig()
     docs_site: list[DocsSiteConfig] = []
     answer: AnswerConfig = AnswerConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
     ingest: IngestConfig = IngestConfig()
     store: StoreConfig = StoreConfig()
     source: Path = Path(DEFAULT_FILE)
@@ -246,11 +253,9 @@ def load_config(explicit: str | os.PathLike[str] | None = None) -> Config:
             f"no config file found (looked at {looked}); pass --config PATH or set {ENV_VAR}"
         )
     try:
-        data = tomllib.loads(found.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{found}: cannot read config: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{found}: not valid TOML: {exc}") from exc
+        data = read_toml(found)
+    except (OSError, TomlProblem) as exc:  # OSError: gone between the look and the read
+        raise ConfigError(f"{found}: {exc}") from exc
     if "source" in data:
         raise ConfigError(f"{found}: source: unknown key")
     try:

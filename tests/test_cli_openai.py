@@ -289,3 +289,26 @@ def test_the_config_makes_the_provider_with_its_endpoint(tmp_path: Path) -> None
     assert made.endpoint == Endpoint("http://127.0.0.1:11434/v1", KEY_ENV, 0.1, 0.2)
     other = load_config(path).make_provider("openai", model="qwen2.5:7b", timeout=5)
     assert isinstance(other, OpenAIProvider) and (other.model, other.timeout) == ("qwen2.5:7b", 5)
+
+
+def test_query_expansion_asks_the_server_with_the_question_alone(
+    tmp_path: Path, scout: Callable[..., Result]
+) -> None:
+    make_store(tmp_path).close()
+    with FakeOpenAI(flavour="ollama", expansion={"terms": ["vault", "rotation", "rotate"]}) as api:
+        config = openai_config(tmp_path, api.url)
+        config.write_text(
+            config.read_text(encoding="utf-8") + '\n[retrieval]\nexpand = "model"\n',
+            encoding="utf-8",
+        )
+        found = scout("search", QUESTION, "--json", config=config)
+        asked = scout("ask", QUESTION, "--json", config=config)
+    assert found.code == 0, found.stderr
+    assert asked.code == 0 and asked.json()["outcome"] == "answered", asked.stderr
+    # the question's own word ("rotate") is dropped; the model's other terms are searched
+    assert found.json()[0]["expanded"] == ["vault", "rotation"]
+    expansions = [e for e in api.log if "ExpansionOutput" in json.dumps(e["body"])]
+    assert len(expansions) == 2  # one for search, one for ask
+    for entry in expansions:
+        user = entry["body"]["messages"][1]["content"]
+        assert QUESTION in user and "PASSAGE" not in user  # the question alone

@@ -112,6 +112,17 @@ def passages_option(name: str, what: str) -> Callable[[Callable[..., Any]], Call
     )
 
 
+def project_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--project GLOB``, repeatable: retrieval only in projects whose full path matches."""
+    return click.option(
+        "--project",
+        "projects",
+        multiple=True,
+        metavar="GLOB",
+        help="Only passages of projects whose full path matches GLOB (repeatable; * ? [..]).",
+    )(function)
+
+
 question_argument = click.argument("question", nargs=-1, required=True)
 
 
