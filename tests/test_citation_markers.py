@@ -17,7 +17,8 @@ from scout.demo.builder import EstateBuilder
 from scout.providers.base import PromptPassage
 from scout.providers.offline import compose_answer
 from scout.store import PassageRecord
-from tests.conftest import Result, render_config
+from tests.helpers.config import render_config
+from tests.helpers.run import Result
 
 SHA = "0" * 40
 MARKED = {

@@ -21,9 +21,9 @@ from scout.demo.estate import build_demo_estate
 from scout.providers.base import Endpoint
 from scout.providers.openai import OpenAIProvider
 from scout.store import Store
-from tests.conftest import Result
 from tests.fakes.corpus import make_store
 from tests.fakes.openai_api import USAGE, FakeOpenAI
+from tests.helpers.run import Result
 
 KEY_ENV = "SCOUT_CANARY_OPENAI_KEY"
 CANARY_KEY = "sk-proj-CANARY7d21a9e4f0b3c6d8e1f2a5b7"

@@ -20,7 +20,7 @@ from scout.retrieve import retrieve
 from scout.store import Store
 from tests.fakes.corpus import BACKUPS, CREDENTIALS, make_store, write_config
 from tests.fakes.messages_api import FakeMessagesAPI
-from tests.growth import assert_linear
+from tests.helpers.growth import assert_linear
 
 QUESTION = "how do I restore a backup?"
 HOSTILE = [

@@ -1,6 +1,6 @@
 """Every module that matches patterns on untrusted text grows linearly on its worst cases.
 
-Worst cases are generated from each module's own compiled patterns (tests/growth.py: runs of
+Worst cases are generated from each module's own compiled patterns (tests/helpers/growth.py: runs of
 each character they name, of their openers, nested brackets, a long run between two words) and
 placed where that module's patterns look (a front matter value, a title over a short underline,
 a role's text, an admonition's title...). Each is timed at n and 4n in the same run: 4n may take
@@ -25,7 +25,7 @@ from scout.providers.base import PromptPassage
 from signposts import audit, diffs, docs_map, extract_norm, extract_scan, extract_text, extract_urls
 from signposts.extract import extract_issue
 from signposts.references import DocsSite, ExtractContext
-from tests.growth import (
+from tests.helpers.growth import (
     MAX_RATIO,
     Make,
     growth,

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from scout.toml_input import MAX_DEPTH, MAX_TOML_BYTES
-from tests.conftest import Result, render_config
 from tests.fakes.corpus import make_store, write_config
+from tests.helpers.config import render_config
+from tests.helpers.run import Result
 
 DEEP = 5_000
 # TOML nested thousands deep, in each way TOML can nest

@@ -28,7 +28,7 @@ from scout.providers.openai import (
     unfence,
 )
 from tests.fakes.openai_api import DEFAULT_ADDRESSES, DEFAULT_ANSWER, USAGE, FakeOpenAI
-from tests.growth import assert_linear
+from tests.helpers.growth import assert_linear
 
 KEY_ENV = "SCOUT_TEST_OPENAI_KEY"
 CANARY_KEY = "sk-proj-CANARY0c4f9e2b7a1d5e8f3a6b9c2d"

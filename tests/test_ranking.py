@@ -17,7 +17,7 @@ from scout.kinds import passage_kind
 from scout.retrieve import HEADING_WEIGHT, build_query, retrieve
 from scout.store import PassageHit, PassageRecord, Store
 from tests.fakes.corpus import filler
-from tests.growth import assert_linear
+from tests.helpers.growth import assert_linear
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ranking"
 SHA = "0" * 40

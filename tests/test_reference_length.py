@@ -12,7 +12,8 @@ import pytest
 from scout.demo.builder import EstateBuilder
 from signposts.extract import extract_issue
 from signposts.references import MAX_REFERENCE_CHARS, DocsSite, ExtractContext
-from tests.conftest import Result, render_config
+from tests.helpers.config import render_config
+from tests.helpers.run import Result
 
 G = "https://gitlab.acme.example"
 CTX = ExtractContext(G, (DocsSite("https://docs.acme.example/h/", "acme/h", "docs/"),), "acme/app")

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from scout.cli.progress import LogProgress, TerminalProgress
-from tests.conftest import Result, render_config
+from tests.helpers.config import render_config
+from tests.helpers.run import Result
 
 ESCAPES = "\x1b]0;pwned\x07\x1b[2J\x9b2J\u202e"
 TERMINAL = ["\x1b]", "\x07", "\x1b[2J", "\x9b", "\u202e"]
