@@ -187,11 +187,16 @@ MODULES: dict[str, tuple[tuple[ModuleType, ...], Callable[[str], object], dict[s
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", MODULES)
 def test_generated_worst_cases_grow_linearly(module: str) -> None:
     patterns_of, run, contexts = MODULES[module]
     cases = in_context(worst_cases(module_patterns(*patterns_of)), contexts)
     assert len(cases) >= 15 * len(contexts)  # the generator read the module's patterns
+    # A line break ends TOML's one-line string, and front matter of more than MAX_TOML_LINES
+    # lines is not front matter: at n it is skipped whole, at 4n parsed as Markdown, a ratio of
+    # that cap (47x), not of growth. Those lines are the "a line" context's cases already.
+    cases = {k: v for k, v in cases.items() if not (k.endswith(" TOML title") and "\\n" in k)}
     assert slow_cases(run, cases) == {}
 
 
