@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import logging
-import sys
-
 import click
 
-from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
+from scout.cli.runtime import Runtime, emit, json_option, log_to_stderr, pass_runtime
 
 
 @click.command()
@@ -36,11 +33,8 @@ def worker(runtime: Runtime, once: bool, as_json: bool) -> None:
     from ingest.worker import Worker, log
     from scout.cli.progress import LogProgress
     from scout.progress import Progress
-    from scout.safe_text import SafeFormatter
 
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(SafeFormatter("%(asctime)s %(name)s %(message)s"))
-    logging.basicConfig(level=logging.INFO, handlers=[handler])
+    log_to_stderr()
     # a worker's stderr is a log (journald, a file): progress is a log line every few seconds
     job = Worker.for_config(
         runtime.config, lambda: Progress() if runtime.quiet else LogProgress(log.info)

@@ -170,6 +170,19 @@ def emit(result: Any, as_json: bool, human: Callable[[Any], str]) -> None:
             click.echo(text)
 
 
+def log_to_stderr() -> None:
+    """Logging for a long-running command (worker, serve, mcp): one safe line a record on
+    stderr, which is a log there (journald, a file); stdout stays for results and protocols."""
+    import logging
+    import sys
+
+    from scout.safe_text import SafeFormatter
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(SafeFormatter("%(asctime)s %(name)s %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
+
+
 def log(message: str) -> None:
     """A log line on stderr (always): skipped files, retries, reasons."""
     click.echo(printable(message, 2_000), err=True)

@@ -17,7 +17,7 @@ from scout.cli.runtime import (
     pass_runtime,
     passages_option,
 )
-from scout.store import PassageHit
+from scout.hits import hits_json
 
 MAX_HEADING_CHARS = 60
 
@@ -32,22 +32,7 @@ def search(runtime: Runtime, question: str, limit: int | None, as_json: bool) ->
     from scout.retrieve import retrieve
 
     hits = retrieve(runtime.store(), question, limit or runtime.config.answer.passages)
-    emit([hit_json(rank, hit) for rank, hit in enumerate(hits, 1)], as_json, render)
-
-
-def hit_json(rank: int, hit: PassageHit) -> dict[str, Any]:
-    """One row of docs/design.md's ``scout search --json`` list."""
-    return {
-        "rank": rank,
-        "score": round(hit.score, 4),
-        "project": hit.project,
-        "path": hit.path,
-        "heading": hit.heading,
-        "lines": [hit.line_start, hit.line_end],
-        "sha": hit.sha,
-        "url": hit.url,
-        "source": hit.source,
-    }
+    emit(hits_json(hits), as_json, render)
 
 
 def render(rows: list[dict[str, Any]]) -> str:
