@@ -1,7 +1,7 @@
 """The ASGI app of ``scout serve``: routes, MCP at ``/mcp``, headers, limits, and running it.
 
 Rules: every response carries the strict Content-Security-Policy and no cookie; a request body
-over ``serve.max_body_bytes`` is a 413 before any route reads it (Starlette's own limit); CORS
+over ``serve.max_body_bytes`` is a 413 before any route reads it (:class:`BodyLimit`); CORS
 answers only the configured origins; SIGTERM lets the answers in flight finish (uvicorn's graceful
 shutdown, bounded so the process is gone within 10 s) and ends the process with exit 0.
 """
@@ -75,6 +75,59 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+class _TooLarge(Exception):
+    pass
+
+
+class BodyLimit:
+    """A 413 in the one error shape for a body over ``limit`` bytes: at once from its
+    Content-Length, or as soon as streamed bytes pass it (Starlette's own limit answers 413 in
+    plain text, and replaces any response to a request whose Content-Length is over it)."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers", [])).get(b"content-length", b"")
+        if length.isdigit() and int(length) > self.limit:
+            await self._refuse(scope, receive, send)
+            return
+        seen = 0
+        started = False
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge
+            return message
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, watched)
+        except _TooLarge:
+            if started:
+                raise
+            await self._refuse(scope, receive, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refused = Refused(
+            413, "body_too_large", f"the request body is over {self.limit} bytes: send less"
+        )
+        service: Service = scope["app"].state.service
+        await routes.error_response(service, refused)(scope, receive, send)
+
+
 class KeyGuard:
     """In front of ``/mcp``: the API key rule of the other routes (401 without a needed key)."""
 
@@ -133,7 +186,10 @@ def build_app(config: Config, service: Service | None = None) -> Starlette:
         # after uvicorn's drain: whatever is still running past it is not waited for
         service.close(wait=False)
 
-    middleware = [Middleware(SecurityHeaders)]
+    middleware = [
+        Middleware(SecurityHeaders),
+        Middleware(BodyLimit, limit=config.serve.max_body_bytes),
+    ]
     if config.serve.cors_origins:
         middleware.append(
             Middleware(
@@ -163,7 +219,6 @@ def build_app(config: Config, service: Service | None = None) -> Starlette:
             HTTPException: _http_error,
             Exception: _internal,
         },
-        max_body_size=config.serve.max_body_bytes,
         lifespan=lifespan,
     )
     app.state.service = service

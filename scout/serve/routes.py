@@ -11,7 +11,6 @@ import json
 from typing import Any
 from urllib.parse import parse_qs
 
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
@@ -177,11 +176,6 @@ async def home_ask(request: Request) -> Response:
         key = (fields.get("key") or [""])[0] or bearer(request)
         service.admit(service.client(key, address(request)))
         result = await service.ask(question)
-    except HTTPException as exc:
-        if exc.status_code != 413:
-            raise
-        refused = Refused(413, "body_too_large", "the form is larger than this server accepts")
-        return _page(service, 413, error=service.refused(refused))
     except Refused as refused:
         headers = {"Retry-After": str(refused.retry_after)} if refused.retry_after else {}
         response = _page(

@@ -42,6 +42,7 @@ SEARCH_THREADS = 4
 # An MCP client on stdio is one client: the person whose agent runs it.
 STDIO_CLIENT = "stdio"
 MAX_PROJECT_GLOBS = 20
+PROVIDER_MARGIN = 1.0
 MAX_GLOB_CHARS = 200
 
 
@@ -196,7 +197,9 @@ class Service:
 
     def _ask(self, question: str, projects: list[str]) -> dict[str, Any]:
         answer = self.config.answer
-        timeout = min(answer.timeout, self.settings.answer_timeout)
+        # A second past the server's own limit: the 504 comes first, and the provider (its child
+        # process killed) ends just after, freeing the slot.
+        timeout = min(answer.timeout, self.settings.answer_timeout + PROVIDER_MARGIN)
         result = answer_question(
             question,
             store=self.store(),
