@@ -13,7 +13,7 @@ from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp_types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent
 
 from scout.errors import Refused
 from scout.serve.service import STDIO_CLIENT, Service

@@ -177,10 +177,11 @@ async def home_ask(request: Request) -> Response:
         service.admit(service.client(key, address(request)))
         result = await service.ask(question)
     except Refused as refused:
-        headers = {"Retry-After": str(refused.retry_after)} if refused.retry_after else {}
+        shown = question[: service.settings.max_question_chars]
         response = _page(
-            service, refused.status, question=question[:2000], error=service.refused(refused)
+            service, refused.status, question=shown, error=service.refused(refused)["error"]
         )
-        response.headers.update(headers)
+        if refused.retry_after:
+            response.headers["Retry-After"] = str(refused.retry_after)
         return response
     return _page(service, question=question, result=result)
