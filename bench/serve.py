@@ -29,11 +29,12 @@ from typing import Any
 
 import httpx
 
+from tests.fakes.serving import claude_on_path, free_port, wait_until_up
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 PYTHON = sys.executable
 SCOUT = [PYTHON, "-m", "scout"]
-FAKE_CLAUDE = ROOT / "tests" / "fakes" / "fake_claude.py"
 CLIENTS = (1, 8, 32)
 
 
@@ -93,39 +94,21 @@ def write_config(base: str, directory: Path, name: str, provider: str) -> Path:
     return config
 
 
-def fake_claude_env(directory: Path) -> dict[str, str]:
-    bin_dir = directory / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    script = bin_dir / "claude"
-    script.write_text(f'#!/bin/sh\nexec "{PYTHON}" "{FAKE_CLAUDE}" "$@"\n')
-    script.chmod(0o755)
-    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FAKE_CLAUDE_DELAY": "1"}
-
-
 class Served:
     """A ``scout serve`` subprocess on a free port."""
 
     def __init__(self, config: Path, env: dict[str, str]) -> None:
-        import socket
-
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
+        port = free_port()
         self.url = f"http://127.0.0.1:{port}"
-        self.process = subprocess.Popen(
-            [*SCOUT, "--config", str(config), "serve", "--port", str(port)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, **env},
-        )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(self.url + "/healthz", timeout=2)
-                return
-            except httpx.TransportError:
-                time.sleep(0.1)
-        raise RuntimeError("scout serve did not start")
+        log_file = config.parent / f"serve-{port}.log"
+        with open(log_file, "wb") as err:
+            self.process = subprocess.Popen(
+                [*SCOUT, "--config", str(config), "serve", "--port", str(port)],
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                env={**os.environ, **env},
+            )
+        wait_until_up(self.url, self.process, log_file)
 
     def rss_mb(self) -> float:
         status = Path(f"/proc/{self.process.pid}/status").read_text()
@@ -187,7 +170,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "offline": (offline, {}),
         "provider_1s": (
             write_config(base, work / "dev", "slow", "claude-local"),
-            fake_claude_env(work),
+            {**claude_on_path(work), "FAKE_CLAUDE_DELAY": "1"},
         ),
     }
     for name, (config, env) in providers.items():

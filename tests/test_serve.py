@@ -83,6 +83,8 @@ def test_documents_are_the_cli_ones_and_a_decline_is_a_200(corpus: Path) -> None
         (b"", 400, "bad_request"),
         (b'{"question": "\\ud800"}', 400, "bad_question"),
         (b"[" * 100_000, 413, "body_too_large"),
+        (b"[" * 60_000, 400, "bad_request"),
+        (b'{"question": "' + b"\\u0000" * 1000 + b'"}', 400, "bad_question"),
         (json.dumps({"question": "keys " * 500}).encode(), 413, "question_too_long"),
         (b'{"question": "keys", "project": [1]}', 400, "bad_request"),
         (b'{"question": "keys", "project": {"a": 1}}', 400, "bad_request"),
