@@ -440,3 +440,36 @@ def test_bad_serve_config_is_exit_3(tmp_path: Path, table: str, message: str) ->
     )
     assert done.returncode == 3 and message in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
+
+
+def test_maintainer_routes_on_the_swept_demo_equal_the_cli(tmp_path: Path) -> None:
+    from scout.demo.estate import build_demo_estate
+
+    build_demo_estate(tmp_path / "estate")
+    config = tmp_path / "scout.toml"
+    config.write_text(
+        DEMO_CONFIG.read_text() + '\n[serve]\nmaintainer_keys_env = "SCOUT_TEST_MAINT"\n',
+        encoding="utf-8",
+    )
+    for command in ("index", "sweep"):
+        cli_json(config, command)
+    env = {"SCOUT_TEST_MAINT": "m"}
+    key = {"Authorization": "Bearer m"}
+    with running(config, env=env) as server:
+        for query, args in [
+            ("", ()),
+            ("?status=all", ("--status", "all")),
+            ("?status=accepted", ("--status", "accepted")),
+            ("?status=all&project=acme/ledger", ("--status", "all", "--project", "acme/ledger")),
+            ("?status=all&limit=2", ("--status", "all", "--limit", "2")),
+        ]:
+            response = httpx.get(server.url + "/api/v1/signposts" + query, headers=key)
+            assert response.status_code == 200
+            assert response.json() == cli_json(config, "signposts", *args, env=env), query
+        everything = httpx.get(server.url + "/api/v1/signposts?status=all", headers=key).json()
+        health = httpx.get(server.url + "/healthz").json()
+    assert len(everything) > 2 and {row["status"] for row in everything} >= {"accepted"}
+    assert health["projects"] > 0 and health["indexed_at"] is not None
