@@ -473,3 +473,34 @@ def test_maintainer_routes_on_the_swept_demo_equal_the_cli(tmp_path: Path) -> No
         health = httpx.get(server.url + "/healthz").json()
     assert len(everything) > 2 and {row["status"] for row in everything} >= {"accepted"}
     assert health["projects"] > 0 and health["indexed_at"] is not None
+
+
+def test_sigterm_with_an_answer_that_never_ends_still_exits_0_and_kills_the_provider(
+    corpus: Path,
+) -> None:
+    config = write_serve_config(corpus, "claude-local", answer_timeout=600)
+    env = {**claude_on_path(corpus), "FAKE_CLAUDE_MODE": "hang"}
+    pids = corpus / "claude-pids"
+    with running(config, env=env) as server:
+        results: list[httpx.Response] = []
+        thread = threading.Thread(
+            target=lambda: results.append(
+                httpx.post(server.url + "/api/v1/ask", json={"question": "rotate keys"}, timeout=60)
+            )
+        )
+        thread.start()
+        _wait_for(lambda: pids.exists() and pids.read_text().split(), server.process)
+        code = server.stop(signal.SIGTERM)
+        thread.join()
+    assert code == 0
+    assert results[0].status_code == 503 and error(results[0])["code"] == "stopping"
+    assert results[0].headers["Retry-After"] == "10"
+    assert not _alive(int(pids.read_text().split()[0]))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return status.split(") ", 1)[1][0] != "Z"  # a zombie has ended

@@ -46,4 +46,4 @@ def mcp(runtime: Runtime, as_json: bool) -> None:
     try:
         run_stdio(service)
     finally:
-        service.close(wait=False)
+        service.close()

@@ -184,7 +184,7 @@ def build_app(config: Config, service: Service | None = None) -> Starlette:
         async with mcp.session_manager.run():
             yield
         # after uvicorn's drain: whatever is still running past it is not waited for
-        service.close(wait=False)
+        service.close()
 
     middleware = [
         Middleware(SecurityHeaders),

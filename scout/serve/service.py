@@ -14,11 +14,13 @@ import asyncio
 import hashlib
 import hmac
 import logging
+import queue
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from scout.answer import ask as answer_question
@@ -43,7 +45,43 @@ SEARCH_THREADS = 4
 STDIO_CLIENT = "stdio"
 MAX_PROJECT_GLOBS = 20
 PROVIDER_MARGIN = 1.0
+STOPPING_RETRY = 10  # seconds: systemd's RestartSec and a start, or the other replica
 MAX_GLOB_CHARS = 200
+
+
+class Workers:
+    """A fixed set of daemon threads running submitted work, each keeping its own state (its
+    warm store connection) between jobs.
+
+    Daemon, unlike ``ThreadPoolExecutor``'s, whose threads Python joins at exit: an answer still
+    running after SIGTERM's drain (a provider that hangs) must not keep the process alive.
+    """
+
+    def __init__(self, size: int, name: str) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]] = (
+            queue.SimpleQueue()
+        )
+        self._threads = [
+            threading.Thread(target=self._loop, name=f"{name}-{i}", daemon=True)
+            for i in range(size)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, work: Callable[..., R], *args: Any) -> Future[R]:
+        future: Future[R] = Future()
+        self._jobs.put((future, work, args))
+        return future
+
+    def _loop(self) -> None:
+        while True:
+            future, work, args = self._jobs.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(work(*args))
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                future.set_exception(exc)
 
 
 class _Counted:
@@ -85,10 +123,8 @@ class Service:
         self.api_keys = serve.keys("api_keys_env")
         self.maintainer_keys = serve.keys("maintainer_keys_env")
         # One thread per answer slot: the slots, not the pool, decide who waits.
-        self._answers = ThreadPoolExecutor(
-            serve.max_concurrent_answers, thread_name_prefix="scout-answer"
-        )
-        self._reads = ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix="scout-read")
+        self._answers = Workers(serve.max_concurrent_answers, "scout-answer")
+        self._reads = Workers(SEARCH_THREADS, "scout-read")
         self._local = threading.local()
 
     # -- who is asking
@@ -180,6 +216,14 @@ class Service:
             ) from None
         except ScoutError as exc:
             raise self.refusal(exc) from exc
+        except asyncio.CancelledError:
+            # uvicorn cancels what SIGTERM's drain did not see finish: say so, not "internal"
+            raise Refused(
+                503,
+                "stopping",
+                "the server stopped before this answer was ready: ask again",
+                retry_after=STOPPING_RETRY,
+            ) from None
         self.metrics.answered(document["outcome"], time.monotonic() - started)
         return document
 
@@ -292,7 +336,7 @@ class Service:
         self.metrics.failed(refused.code)
         return {"error": {"code": refused.code, "message": str(refused)}}
 
-    async def _in(self, pool: ThreadPoolExecutor, work: Callable[..., R], *args: Any) -> R:
+    async def _in(self, pool: Workers, work: Callable[..., R], *args: Any) -> R:
         return await asyncio.wrap_future(pool.submit(_store_errors, self.config, work, *args))
 
     def _release_soon(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -306,12 +350,13 @@ class Service:
         self.metrics.in_flight.dec()
         self.slots.release()
 
-    def close(self, *, wait: bool = True) -> None:
-        """Stop the threads, waiting for the answers in flight when ``wait``. Each thread's store
-        connection is SQLite's to close at exit (a connection belongs to the thread that opened
-        it, and WAL readers leave nothing half-written)."""
-        self._answers.shutdown(wait=wait, cancel_futures=not wait)
-        self._reads.shutdown(wait=wait, cancel_futures=not wait)
+    def close(self) -> None:
+        """After the drain: stop the provider children of answers still running (their threads
+        are daemons, left to end with the process). Each thread's store connection is SQLite's
+        to close at exit; a WAL store is never left half-written."""
+        claude_local = sys.modules.get("scout.providers.claude_local")
+        if claude_local is not None:
+            claude_local.kill_children()
 
 
 def _store_errors(config: Config, work: Callable[..., R], *args: Any) -> R:
