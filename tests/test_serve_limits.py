@@ -4,6 +4,7 @@ and ``scout ask`` never importing the server's libraries."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from scout.config import parse_rate
-from scout.errors import Refused
+from scout.errors import Refused, StoreError
 from scout.serve.limits import AnswerSlots, RateLimiter
+from scout.store import Store
 from tests.fakes.corpus import make_store, write_config
 
 EXTRA = ("starlette", "uvicorn", "mcp", "prometheus_client", "jinja2")
@@ -119,3 +121,18 @@ def test_without_the_serve_extra_exit_3_says_how_to_install(tmp_path: Path, comm
         "pip install 'scout[serve]'\n"
     )
     assert done.stdout == ""
+
+
+def test_a_reader_store_refuses_writes_and_still_reads(tmp_path: Path) -> None:
+    # what the server's search and audit threads hold; its answer threads log questions
+    make_store(tmp_path).close()
+    with Store.open(tmp_path / "scout.db") as store:
+        store.refuse_writes()
+        assert store.passage_count() == 43
+        with pytest.raises((sqlite3.OperationalError, StoreError), match="readonly"):
+            store.log_question(
+                question="q", outcome="declined", reason="r", provider="offline",
+                passages=0, latency_ms=1,
+            )  # fmt: skip
+    with Store.open(tmp_path / "scout.db") as store:
+        assert store.questions() == []

@@ -256,7 +256,7 @@ class Service:
         return result.to_json()
 
     def _search(self, question: str, limit: int, projects: list[str]) -> list[dict[str, Any]]:
-        return hits_json(retrieve(self.store(), question, limit))
+        return hits_json(retrieve(self.store(writes=False), question, limit))
 
     def _limit(self, limit: object) -> int:
         if limit is None or limit == "":
@@ -278,7 +278,7 @@ class Service:
     async def read(self, work: Callable[[Store], R]) -> R:
         """``work`` on a warm store in a read thread (503 when the store cannot be opened)."""
         try:
-            return await self._in(self._reads, lambda: work(self.store()))
+            return await self._in(self._reads, lambda: work(self.store(writes=False)))
         except ScoutError as exc:
             raise self.refusal(exc) from exc
 
@@ -292,6 +292,7 @@ class Service:
 
     def _health(self) -> dict[str, Any]:
         with Store.open(self.config.store.path) as store:
+            store.refuse_writes()
             return self._counts(store)
 
     def _counts(self, store: Store) -> dict[str, Any]:
@@ -306,11 +307,14 @@ class Service:
 
     # -- plumbing
 
-    def store(self) -> Store:
-        """This thread's store, opened on first use and kept open (warm)."""
+    def store(self, *, writes: bool = True) -> Store:
+        """This thread's store, opened on first use and kept open (warm). A reader's refuses
+        writes; an answer thread's writes the question log, and nothing else (``scout.answer``)."""
         store: Store | None = getattr(self._local, "store", None)
         if store is None:
             store = Store.open(self.config.store.path)
+            if not writes:
+                store.refuse_writes()
             self._local.store = store
         return store
 
