@@ -179,6 +179,12 @@ def test_keys_401_then_200_and_maintainer_routes(corpus: Path) -> None:
         for bad in ("status=nope", "limit=0", "limit=x", "since=someday"):
             response = httpx.get(url + "/api/v1/signposts?" + bad, headers=maintainer)
             assert (response.status_code, error(response)["code"]) == (400, "bad_request")
+        # the page asks for the key when one is needed, and takes it from the form
+        assert 'type="password" id="key" name="key"' in httpx.get(url + "/").text
+        page = httpx.post(url + "/", data={"question": "How do I rotate keys?", "key": "beta"})
+        assert page.status_code == 200 and 'class="citation"' in page.text
+        keyless = httpx.post(url + "/", data={"question": "How do I rotate keys?"})
+        assert keyless.status_code == 401 and "send an API key" in keyless.text
         # healthz and metrics are for the operator's probes: no key
         assert httpx.get(url + "/healthz").status_code == 200
         assert httpx.get(url + "/metrics").status_code == 200
