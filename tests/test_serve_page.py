@@ -9,17 +9,17 @@ computed from the computed styles, and Tab reaches the question box first.
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from scout.serve.page import MARKER, answer_parts
+from scout.serve.page import answer_parts
 from tests.fakes.corpus import CRED_URL, make_store
 from tests.fakes.serving import Server, running, write_serve_config
+from tests.growth import assert_linear
 
 CHROMIUM = Path("/usr/bin/chromium")
 HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)> "quoted" & keys'
@@ -206,17 +206,10 @@ def test_answer_parts_link_only_cited_markers() -> None:
     ]
 
 
-@pytest.mark.parametrize("unit", ["[", "[1", "[999", "[1]", "[1234"])
+@pytest.mark.parametrize("unit", ["[", "[1", "[999", "[1]", "[1234", "[1] x"])
 def test_marker_scan_grows_linearly(unit: str) -> None:
-    def seconds(n: int) -> float:
+    def make(n: int) -> Callable[[], object]:
         text = unit * n
-        best = float("inf")
-        for _ in range(3):
-            started = time.perf_counter()
-            answer_parts(text, {1})
-            list(MARKER.finditer(text))
-            best = min(best, time.perf_counter() - started)
-        return best
+        return lambda: answer_parts(text, {1})
 
-    small, large = seconds(2_500), seconds(10_000)
-    assert large <= 6 * max(small, 1e-4)
+    assert_linear(make, 1_000)
