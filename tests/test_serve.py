@@ -341,7 +341,7 @@ def test_sigterm_drains_answers_in_flight_and_exits_0(corpus: Path) -> None:
     config = write_serve_config(corpus, "claude-local", max_concurrent_answers=4)
     env = {**claude_on_path(corpus), "FAKE_CLAUDE_DELAY": "3"}
     pids = corpus / "claude-pids"
-    with running(config, env=env) as server:
+    with running(config, env=env, args=("--json",)) as server:
         results: list[httpx.Response] = []
         threads = [
             threading.Thread(
@@ -362,6 +362,7 @@ def test_sigterm_drains_answers_in_flight_and_exits_0(corpus: Path) -> None:
         for thread in threads:
             thread.join()
     assert code == 0
+    assert json.loads(server.stdout()) == {"questions": {"answered": 2, "declined": 0}}
     assert [r.status_code for r in results] == [200, 200]
     assert all(r.json()["outcome"] == "answered" for r in results)
     with pytest.raises(httpx.TransportError):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from scout.cli.runtime import Runtime, json_option, log_to_stderr, pass_runtime
+from scout.cli.runtime import Runtime, emit, json_option, log_to_stderr, pass_runtime
 from scout.serve import require_extra
 
 
@@ -20,14 +20,28 @@ from scout.serve import require_extra
 @json_option
 @pass_runtime
 def serve(runtime: Runtime, host: str | None, port: int | None, as_json: bool) -> None:
-    """Serve the HTTP API, the page at / and MCP at /mcp until SIGTERM (exit 0) or Ctrl-C."""
+    """Serve the HTTP API, the page at / and MCP at /mcp until SIGTERM (exit 0) or Ctrl-C.
+
+    On SIGTERM it prints how many questions it answered and declined (--json:
+    {"questions": {"answered", "declined"}}).
+    """
     require_extra("scout serve")
     from scout.serve.app import serve as run
 
     config = runtime.config
     runtime.store().close()  # a missing or unreadable store is exit 4 now, not a 503 later
     log_to_stderr()
-    run(config, host=host or config.serve.host, port=config.serve.port if port is None else port)
+    served = run(
+        config, host=host or config.serve.host, port=config.serve.port if port is None else port
+    )
+    emit(
+        {"questions": served},
+        as_json,
+        lambda r: (
+            f"stopped after {r['questions']['answered']} answered and "
+            f"{r['questions']['declined']} declined question(s)"
+        ),
+    )
 
 
 @click.command()

@@ -226,11 +226,13 @@ def build_app(config: Config, service: Service | None = None) -> Starlette:
     return app
 
 
-def serve(config: Config, *, host: str, port: int) -> None:
-    """Serve until SIGTERM or SIGINT; SIGTERM drains the answers in flight, then returns."""
+def serve(config: Config, *, host: str, port: int) -> dict[str, int]:
+    """Serve until SIGTERM or SIGINT; SIGTERM drains the answers in flight, then returns how
+    many questions were answered and declined."""
     import uvicorn
 
-    app = build_app(config)
+    service = Service(config)
+    app = build_app(config, service)
     server = uvicorn.Server(
         uvicorn.Config(
             app,
@@ -249,6 +251,7 @@ def serve(config: Config, *, host: str, port: int) -> None:
         asyncio.run(server.serve())
     finally:
         signal.signal(signal.SIGTERM, previous)
+    return service.outcomes()
 
 
 def _stopped(_signum: int, _frame: Any) -> None:

@@ -19,6 +19,7 @@ import sqlite3
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -126,6 +127,7 @@ class Service:
         self._answers = Workers(serve.max_concurrent_answers, "scout-answer")
         self._reads = Workers(SEARCH_THREADS, "scout-read")
         self._local = threading.local()
+        self._outcomes: Counter[str] = Counter({"answered": 0, "declined": 0})
 
     # -- who is asking
 
@@ -225,6 +227,7 @@ class Service:
                 retry_after=STOPPING_RETRY,
             ) from None
         self.metrics.answered(document["outcome"], time.monotonic() - started)
+        self._outcomes[document["outcome"]] += 1
         return document
 
     async def search(
@@ -353,6 +356,10 @@ class Service:
     def _release(self) -> None:
         self.metrics.in_flight.dec()
         self.slots.release()
+
+    def outcomes(self) -> dict[str, int]:
+        """Questions answered and declined since the service started."""
+        return dict(self._outcomes)
 
     def close(self) -> None:
         """After the drain: stop the provider children of answers still running (their threads

@@ -41,6 +41,9 @@ class Server:
     def stderr(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
 
+    def stdout(self) -> str:
+        return self.log.with_suffix(".out").read_text(encoding="utf-8", errors="replace")
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -68,10 +71,10 @@ def running(
     """The real ``scout serve`` for ``config`` on a free port, stopped (SIGTERM) afterwards."""
     port = free_port()
     log = config.parent / f"serve-{port}.log"
-    with open(log, "wb") as err:
+    with open(log, "wb") as err, open(log.with_suffix(".out"), "wb") as out:
         process = subprocess.Popen(
             [*SCOUT, "--config", str(config), "serve", "--port", str(port), *args],
-            stdout=subprocess.DEVNULL,
+            stdout=out,
             stderr=err,
             cwd=config.parent,
             env={**os.environ, **(env or {})},
