@@ -213,9 +213,12 @@ def index_estate(
     summary = IndexSummary()
     stored = store.projects()
     seen: dict[str, Project] = {}
-    report.phase("projects")
+    # listed whole first, so progress has a total and an ETA (the listing is pages of ids and
+    # names, small beside reading the projects' files)
+    listed = list(forge.projects())
+    report.phase("projects", len(listed))
     report.phase("files")
-    for project in forge.projects():
+    for project in listed:
         report.advance("projects")
         seen[project.path] = project
         verdict = rules.project(project)
