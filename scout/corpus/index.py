@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from scout.corpus.passages import PASSAGES_FORMAT, split_document
+from scout.corpus.passages import PASSAGES_FORMAT, redirect_stub, split_document
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
 from scout.errors import CannotCheck, ForgeError, NotFound
 from scout.forge.base import FileEntry, Forge, Project
@@ -143,7 +143,12 @@ def project_passages(
             skipped["file_not_utf8"] += 1
             log.info("skipped %s:%s (binary or not UTF-8)", project.path, entry.path)
             continue
-        for section in split_document(entry.path, text, read_include):
+        sections = split_document(entry.path, text, read_include)
+        if redirect_stub(sections):
+            skipped["redirect_stub"] += 1
+            log.info("skipped %s:%s (a redirect stub)", project.path, entry.path)
+            continue
+        for section in sections:
             lines = (section.line_start, section.line_end)
             path = section.path or entry.path
             if section.path is not None:  # a file two pages include is indexed once
