@@ -8,7 +8,6 @@ environment variable the file names; relative paths resolve against the config f
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from scout.errors import ConfigError
 from scout.providers.base import ProviderName
 from scout.schedule import parse_schedule
+from scout.toml_input import TomlProblem, read_toml
 
 DEFAULT_FILE = "scout.toml"
 ENV_VAR = "SCOUT_CONFIG"
@@ -102,6 +102,12 @@ class AnswerConfig(_Section):
     timeout: float = Field(default=120.0, gt=0, le=3600)
 
 
+class RetrievalConfig(_Section):
+    # "model": the answer provider suggests docs words for each question before retrieval
+    # (scout.expansion); "off": the question's own words only.
+    expand: Literal["off", "model"] = "off"
+
+
 class IngestConfig(_Section):
     schedule: str = "*/30 * * * *"
     # addresses judgements (model calls) in flight at once during a sweep
@@ -181,6 +187,7 @@ class Config(_Section):
     corpus: CorpusConfig = CorpusConfig()
     docs_site: list[DocsSiteConfig] = []
     answer: AnswerConfig = AnswerConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
     ingest: IngestConfig = IngestConfig()
     store: StoreConfig = StoreConfig()
     serve: ServeConfig = ServeConfig()
@@ -220,11 +227,9 @@ def load_config(explicit: str | os.PathLike[str] | None = None) -> Config:
             f"no config file found (looked at {looked}); pass --config PATH or set {ENV_VAR}"
         )
     try:
-        data = tomllib.loads(found.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{found}: cannot read config: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{found}: not valid TOML: {exc}") from exc
+        data = read_toml(found)
+    except (OSError, TomlProblem) as exc:  # OSError: gone between the look and the read
+        raise ConfigError(f"{found}: {exc}") from exc
     if "source" in data:
         raise ConfigError(f"{found}: source: unknown key")
     try:

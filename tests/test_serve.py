@@ -66,10 +66,21 @@ def test_documents_are_the_cli_ones_and_a_decline_is_a_200(corpus: Path) -> None
         assert response.json() == cli_json(config, "search", questions[0])
         two = httpx.get(server.url + "/api/v1/search", params={"q": "backups keys", "limit": 2})
         assert two.json() == cli_json(config, "search", "backups keys", "--limit", "2")
+        # project globs scope both, as --project does
+        scoped = httpx.post(
+            server.url + "/api/v1/ask", json={"question": questions[0], "project": ["acme/ops"]}
+        )
+        assert scoped.json() == cli_json(config, "ask", questions[0], "--project", "acme/ops")
+        params = [("q", "backups keys"), ("project", "acme/config"), ("project", "acme/ops")]
+        found = httpx.get(server.url + "/api/v1/search", params=params).json()
+        assert found == cli_json(
+            config, "search", "backups keys", "--project", "acme/config", "--project", "acme/ops"
+        )
+        assert {row["project"] for row in found} == {"acme/config", "acme/ops"}
     # every question asked through the server is in the question log, as scout ask logs it
     with Store.open(corpus / "scout.db") as store:
         asked = [row.question for row in store.questions()]
-    assert asked.count(questions[0]) == 2 and asked.count(questions[1]) == 2
+    assert asked.count(questions[0]) == 4 and asked.count(questions[1]) == 2
 
 
 @pytest.mark.parametrize(
@@ -116,7 +127,7 @@ def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     [
         ("GET", "/api/v1/search", 400, "bad_request"),
         ("GET", "/api/v1/search?q=keys&limit=0", 400, "bad_request"),
-        ("GET", "/api/v1/search?q=keys&limit=21", 400, "bad_request"),
+        ("GET", "/api/v1/search?q=keys&limit=101", 400, "bad_request"),
         ("GET", "/api/v1/search?q=keys&limit=x", 400, "bad_request"),
         ("GET", "/api/v1/search?q=%21%3F", 400, "bad_question"),
         ("GET", "/api/v1/gaps", 404, "not_found"),

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+
 import click
 
-from scout.cli.runtime import Runtime, emit, json_option, log_to_stderr, pass_runtime
+from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
 
 
 @click.command()
@@ -33,8 +35,9 @@ def worker(runtime: Runtime, once: bool, as_json: bool) -> None:
     from ingest.worker import Worker, log
     from scout.cli.progress import LogProgress
     from scout.progress import Progress
+    from scout.safe_text import configure_logging
 
-    log_to_stderr()
+    configure_logging(logging.INFO, "%(asctime)s %(name)s %(message)s")
     # a worker's stderr is a log (journald, a file): progress is a log line every few seconds
     job = Worker.for_config(
         runtime.config, lambda: Progress() if runtime.quiet else LogProgress(log.info)

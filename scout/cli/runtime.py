@@ -112,6 +112,17 @@ def passages_option(name: str, what: str) -> Callable[[Callable[..., Any]], Call
     )
 
 
+def project_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--project GLOB``, repeatable: retrieval only in projects whose full path matches."""
+    return click.option(
+        "--project",
+        "projects",
+        multiple=True,
+        metavar="GLOB",
+        help="Only passages of projects whose full path matches GLOB (repeatable; * ? [..]).",
+    )(function)
+
+
 question_argument = click.argument("question", nargs=-1, required=True)
 
 
@@ -239,19 +250,6 @@ def emit_rows(
             click.echo(json_safe(json.dumps(jsonable(row), ensure_ascii=False, default=str)))
         return
     emit(rows if document is None else document, as_json, human, paged=True)
-
-
-def log_to_stderr() -> None:
-    """Logging for a long-running command (worker, serve, mcp): one safe line a record on
-    stderr, which is a log there (journald, a file); stdout stays for results and protocols."""
-    import logging
-    import sys
-
-    from scout.safe_text import SafeFormatter
-
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(SafeFormatter("%(asctime)s %(name)s %(message)s"))
-    logging.basicConfig(level=logging.INFO, handlers=[handler])
 
 
 def log(message: str) -> None:

@@ -15,32 +15,61 @@ from scout.cli.runtime import (
     emit_rows,
     json_option,
     pass_runtime,
-    passages_option,
+    project_option,
     question_argument,
     question_text,
     rows_option,
 )
 from scout.hits import hits_json
+from scout.retrieve import MAX_SEARCH, MIN_PASSAGES
 from scout.table import Column, Styled, Terminal, table
 
 
 @click.command()
 @question_argument
-@passages_option("--limit", "Passages to list, as ask would give the model")
+@click.option(
+    "--limit",
+    type=click.IntRange(MIN_PASSAGES, MAX_SEARCH),
+    default=None,
+    help=f"Passages to list, {MIN_PASSAGES}-{MAX_SEARCH} (default: answer.passages, what ask "
+    "would give the model).",
+)
+@project_option
 @rows_option
 @json_option
 @pass_runtime
 def search(
-    runtime: Runtime, question: tuple[str, ...], limit: int | None, as_nl: bool, as_json: bool
+    runtime: Runtime,
+    question: tuple[str, ...],
+    limit: int | None,
+    projects: tuple[str, ...],
+    as_nl: bool,
+    as_json: bool,
 ) -> None:
-    """List the passages retrieval finds for QUESTION, best first (no provider is called).
+    """List the passages retrieval finds for QUESTION, best first (no answer is composed; with
+    retrieval.expand = "model" the provider is asked for search terms first).
 
     QUESTION may be given unquoted; `-` reads it from standard input."""
-    from scout.retrieve import retrieve
+    from scout.answer import search as searching
 
     asked = question_text(question)
-    hits = retrieve(runtime.store(), asked, limit or runtime.config.answer.passages)
-    emit_rows(hits_json(hits), as_json, as_nl, render)
+    config = runtime.config
+    expand = None
+    if config.retrieval.expand == "model":
+        from scout.providers import make_provider
+
+        settings = config.answer
+        expand = lambda: make_provider(  # noqa: E731 - a factory, called once
+            settings.provider, model=settings.model, timeout=settings.timeout
+        )
+    found = searching(
+        asked,
+        store=runtime.store(),
+        limit=limit or config.answer.passages,
+        projects=projects or None,
+        expand=expand,
+    )
+    emit_rows(hits_json(found.hits, found.expanded), as_json, as_nl, render)
 
 
 COLUMNS = (

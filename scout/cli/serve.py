@@ -8,8 +8,17 @@ from __future__ import annotations
 
 import click
 
-from scout.cli.runtime import Runtime, emit, json_option, log_to_stderr, pass_runtime
+from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
 from scout.serve import require_extra
+
+
+def _log_info() -> None:
+    # the server's stderr is its log (journald, a file): one safe line a record, from INFO
+    import logging
+
+    from scout.safe_text import configure_logging
+
+    configure_logging(logging.INFO, "%(asctime)s %(name)s %(message)s")
 
 
 @click.command()
@@ -30,7 +39,7 @@ def serve(runtime: Runtime, host: str | None, port: int | None, as_json: bool) -
 
     config = runtime.config
     runtime.store().close()  # a missing or unreadable store is exit 4 now, not a 503 later
-    log_to_stderr()
+    _log_info()
     served = run(
         config, host=host or config.serve.host, port=config.serve.port if port is None else port
     )
@@ -55,7 +64,7 @@ def mcp(runtime: Runtime, as_json: bool) -> None:
 
     config = runtime.config
     runtime.store().close()
-    log_to_stderr()
+    _log_info()
     service = Service(config)
     try:
         run_stdio(service)

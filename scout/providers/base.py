@@ -37,7 +37,7 @@ class PromptPassage:
 class Task(Generic[T]):
     """What to ask: the rendered prompt for models, the raw material for the offline composer."""
 
-    kind: str  # "answer" | "addresses"
+    kind: str  # "answer" | "addresses" | "expand" (the question alone, no passages)
     system: str
     user: str
     output: type[T]

@@ -25,12 +25,13 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from scout.answer import ask as answer_question
+from scout.answer import search as search_passages
 from scout.config import Config
 from scout.errors import ProviderError, Refused, ScoutError, StoreError, UsageError
 from scout.hits import hits_json
 from scout.providers import make_provider
 from scout.providers.base import Metered, Provider, T, Task, run_metered
-from scout.retrieve import MAX_PASSAGES, MIN_PASSAGES, retrieve
+from scout.retrieve import MAX_SEARCH, MIN_PASSAGES
 from scout.safe_text import printable
 from scout.serve.limits import AnswerSlots, RateLimiter
 from scout.serve.metrics import Metrics
@@ -186,9 +187,6 @@ class Service:
                 f"project must be a glob or a list of at most {MAX_PROJECT_GLOBS} globs "
                 f"of at most {MAX_GLOB_CHARS} characters",
             )
-        if globs:
-            # retrieval takes no project filter yet (task A's --project brings it)
-            raise Refused(400, "bad_request", "project filtering is not available in this Scout")
         return globs
 
     async def ask(self, question: object, project: object = None) -> dict[str, Any]:
@@ -255,11 +253,27 @@ class Service:
             ),
             passages=answer.passages,
             provider_name=answer.provider,
+            projects=projects or None,
+            expand=self.config.retrieval.expand == "model",
         )
         return result.to_json()
 
     def _search(self, question: str, limit: int, projects: list[str]) -> list[dict[str, Any]]:
-        return hits_json(retrieve(self.store(writes=False), question, limit))
+        answer = self.config.answer
+        expand = None
+        if self.config.retrieval.expand == "model":
+            expand = lambda: _Counted(  # noqa: E731 - a factory, called once
+                make_provider(answer.provider, model=answer.model, timeout=answer.timeout),
+                self.metrics,
+            )
+        found = search_passages(
+            question,
+            store=self.store(writes=False),
+            limit=limit,
+            projects=projects or None,
+            expand=expand,
+        )
+        return hits_json(found.hits, found.expanded)
 
     def _limit(self, limit: object) -> int:
         if limit is None or limit == "":
@@ -268,11 +282,11 @@ class Service:
             count = int(str(limit)) if not isinstance(limit, bool) else -1
         except ValueError:
             count = -1
-        if not MIN_PASSAGES <= count <= MAX_PASSAGES:
+        if not MIN_PASSAGES <= count <= MAX_SEARCH:
             raise Refused(
                 400,
                 "bad_request",
-                f"limit must be a whole number from {MIN_PASSAGES} to {MAX_PASSAGES}",
+                f"limit must be a whole number from {MIN_PASSAGES} to {MAX_SEARCH}",
             )
         return count
 
