@@ -56,12 +56,7 @@ def search(
     config = runtime.config
     expand = None
     if config.retrieval.expand == "model":
-        from scout.providers import make_provider
-
-        settings = config.answer
-        expand = lambda: make_provider(  # noqa: E731 - a factory, called once
-            settings.provider, model=settings.model, timeout=settings.timeout
-        )
+        expand = config.make_provider  # a factory, called once
     found = searching(
         asked,
         store=runtime.store(),

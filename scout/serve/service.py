@@ -29,7 +29,6 @@ from scout.answer import search as search_passages
 from scout.config import Config
 from scout.errors import ProviderError, Refused, ScoutError, StoreError, UsageError
 from scout.hits import hits_json
-from scout.providers import make_provider
 from scout.providers.base import Metered, Provider, T, Task, run_metered
 from scout.retrieve import MAX_SEARCH, MIN_PASSAGES
 from scout.safe_text import printable
@@ -248,9 +247,7 @@ class Service:
         result = answer_question(
             question,
             store=self.store(),
-            provider=lambda: _Counted(
-                make_provider(answer.provider, model=answer.model, timeout=timeout), self.metrics
-            ),
+            provider=lambda: _Counted(self.config.make_provider(timeout=timeout), self.metrics),
             passages=answer.passages,
             provider_name=answer.provider,
             projects=projects or None,
@@ -259,13 +256,9 @@ class Service:
         return result.to_json()
 
     def _search(self, question: str, limit: int, projects: list[str]) -> list[dict[str, Any]]:
-        answer = self.config.answer
         expand = None
         if self.config.retrieval.expand == "model":
-            expand = lambda: _Counted(  # noqa: E731 - a factory, called once
-                make_provider(answer.provider, model=answer.model, timeout=answer.timeout),
-                self.metrics,
-            )
+            expand = lambda: _Counted(self.config.make_provider(), self.metrics)  # noqa: E731
         found = search_passages(
             question,
             store=self.store(writes=False),
