@@ -24,6 +24,7 @@ from scout.store import Store
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_the_smoke_run_prints_the_table_and_writes_every_figure(tmp_path: Path) -> None:
     pytest.importorskip("tantivy")
     out = tmp_path / "result.json"

@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from scout.demo.estate import QUESTIONS, build_demo_estate
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
@@ -63,6 +65,7 @@ def _snapshot(db: Path) -> list[tuple[Any, ...]]:
         conn.close()
 
 
+@pytest.mark.slow
 def test_ask_never_fails_or_sees_a_half_written_project_while_index_and_sweep_write(
     tmp_path: Path,
 ) -> None:

@@ -63,6 +63,7 @@ def questions(store: Store) -> list[str]:
     return ASKED + [f"how do I use {h} in my stencil component?" for h in headings]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("share", "top"),
     [(0.05, TOP), (0.0, TOP), (0.05, 1), (0.05, 20)],

@@ -207,6 +207,7 @@ ANTHROPIC_FAILURES = {
 }  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("script", "stderr"), ANTHROPIC_FAILURES.values(), ids=ANTHROPIC_FAILURES)
 def test_anthropic_failures_exit_6_never_a_decline(
     api_dir: Path, script: list[str], stderr: str | None
@@ -222,6 +223,7 @@ def test_anthropic_failures_exit_6_never_a_decline(
     assert _logged(api_dir) == []
 
 
+@pytest.mark.slow
 def test_anthropic_transient_errors_then_success_answers(api_dir: Path) -> None:
     with _MessagesAPI(["529", "500", "success"]) as api:
         env = _env(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY="sk-test")
@@ -231,6 +233,7 @@ def test_anthropic_transient_errors_then_success_answers(api_dir: Path) -> None:
     assert json.loads(done.stdout)["outcome"] == "answered"
 
 
+@pytest.mark.slow
 def test_anthropic_reply_failing_the_citation_check_is_a_decline(api_dir: Path) -> None:
     output: dict[str, Any] = {
         "answer": "Run it [4].",
