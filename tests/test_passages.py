@@ -511,7 +511,15 @@ HOSTILE = {
 }
 
 
-@pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
+# seconds each (a 50,000-row table laid out as passages), so out of the quick run
+SLOW = {"a 50,000-row list table"}
+HOSTILE_CASES = [
+    pytest.param(text, marks=[pytest.mark.slow] if name in SLOW else [])
+    for name, text in HOSTILE.items()
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE_CASES, ids=HOSTILE.keys())
 @pytest.mark.parametrize("split", [split_markdown, split_rst, split_plain])
 def test_hostile_input_is_bounded(text: str, split: Callable[[str], list[Section]]) -> None:
     sections = split(text)  # how long it takes is bench/bench_bounds.py's; growth is below
@@ -520,7 +528,7 @@ def test_hostile_input_is_bounded(text: str, split: Callable[[str], list[Section
     assert all(len(s.heading) <= 5 * MAX_HEADING_CHARS for s in sections)
 
 
-@pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
+@pytest.mark.parametrize("text", HOSTILE_CASES, ids=HOSTILE.keys())
 def test_hostile_mdx_is_bounded(text: str) -> None:
     sections = split_document("a.mdx", text)
     assert all(len(s.body) <= MAX_PASSAGE_CHARS for s in sections)
