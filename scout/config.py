@@ -119,6 +119,8 @@ class IngestConfig(_Section):
 
 class StoreConfig(_Section):
     path: Path = Path("scout.db")
+    # seconds a command waits for another process's write lock before exit 7 naming it
+    busy_timeout: float = Field(default=10.0, gt=0, le=3600)
 
 
 class Config(_Section):

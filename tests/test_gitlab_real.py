@@ -452,16 +452,16 @@ NOW = 1_800_000_005.0  # five seconds into a minute (2027)
         ({"Retry-After": email.utils.formatdate(NOW + 115, usegmt=True)}, 115.0),
         ({"RateLimit-Reset": str(int(NOW) + 3600)}, 3600.0),
         ({"RateLimit-Reset": "20"}, 20.0),
-        ({"Retry-After": "soon", "RateLimit-Reset": "junk"}, 55.0),
-        ({}, 55.0),
+        ({"Retry-After": "soon", "RateLimit-Reset": "junk"}, 1.0),
+        ({}, 1.0),
     ],
     ids=[
         "retry-after-seconds",
         "retry-after-http-date",
         "reset-unix-time-an-hour-away",
         "reset-as-seconds-from-now",
-        "unreadable-headers-wait-for-the-boundary",
-        "bare-429-waits-for-the-boundary",
+        "unreadable-headers-wait-a-second-first",
+        "bare-429-waits-a-second-first",
     ],
 )
 def test_a_429_pauses_as_long_as_gitlab_says(headers: dict[str, str], pause: float) -> None:
@@ -475,6 +475,20 @@ def test_a_429_pauses_as_long_as_gitlab_says(headers: dict[str, str], pause: flo
     limiter.before_request()
     assert now[0] == pytest.approx(NOW + pause)
     assert limiter.waited == pytest.approx(pause)
+
+
+def test_headerless_429s_in_a_row_double_from_one_second_up_to_the_minute_boundary() -> None:
+    now = [NOW]
+    limiter = RateLimiter(budget=1e6, clock=lambda: now[0], sleep=lambda s: None)
+    pauses = []
+    for _ in range(7):
+        pauses.append(limiter.throttled({}))
+        now[0] += pauses[-1]
+    # five seconds into the minute: 1, 2, 4, 8, 16 (at 36 s), then only the 24 s left, then 1
+    # more doubling from the new minute's start would be 64: capped at its boundary again
+    assert pauses == pytest.approx([1.0, 2.0, 4.0, 8.0, 16.0, 24.0, 60.0])
+    limiter.observe({})  # an answer that is not a 429 starts the doubling again
+    assert limiter.throttled({}) == pytest.approx(1.0)
 
 
 def test_pauses_overlapping_across_threads_are_charged_once() -> None:

@@ -23,6 +23,7 @@ COMMANDS = {
     "report": ("scout.cli.report", "report"),
     "eval": ("scout.cli.evaluate", "evaluate"),
     "demo": ("scout.cli.demo", "demo"),
+    "backup": ("scout.cli.backup", "backup"),
 }
 
 

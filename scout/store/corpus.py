@@ -5,8 +5,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from scout.errors import StoreError
+from scout.errors import StoreDamaged, StoreError
 from scout.store.base import Connected
+from scout.store.faults import DAMAGED_HELP
 from scout.store.records import (
     PASSAGE_COLUMNS,
     PASSAGE_FIELDS,
@@ -97,25 +98,36 @@ class Corpus(Connected):
         ``match`` must come from ``scout.retrieve``: raw user text is not safe here. Ties break
         by row, so that rankings made in parts (``scout.retrieve``) order them the same way.
         The top rows are found first and joined to their passages after, so passage text is
-        read for ``limit`` rows, not for every match.
+        read for ``limit`` rows, not for every match. Both reads see one snapshot, so a row the
+        full-text index names and the passages table lacks is damage, never a race with a writer:
+        it is StoreDamaged, not a shorter list of passages to answer from.
         """
         try:
-            top = self._db.execute(
-                "select rowid, bm25(passages_fts, ?, 1.0) as score from passages_fts "
-                "where passages_fts match ? order by score, rowid limit ?",
-                [heading_weight, match, limit],
-            ).fetchall()
-            if not top:
-                return []
-            marks = ", ".join("?" for _ in top)
-            rows = self._db.execute(
-                f"select passages.id, {PASSAGE_COLUMNS} from passages "
-                f"where passages.id in ({marks})",
-                [rowid for rowid, _ in top],
-            ).fetchall()
+            with self.reading():
+                return self._search(match, limit, heading_weight)
         except sqlite3.OperationalError as exc:
             raise StoreError(f"search failed on {self.path}: {exc}") from exc
+
+    def _search(self, match: str, limit: int, heading_weight: float) -> list[PassageHit]:
+        top = self._db.execute(
+            "select rowid, bm25(passages_fts, ?, 1.0) as score from passages_fts "
+            "where passages_fts match ? order by score, rowid limit ?",
+            [heading_weight, match, limit],
+        ).fetchall()
+        if not top:
+            return []
+        marks = ", ".join("?" for _ in top)
+        rows = self._db.execute(
+            f"select passages.id, {PASSAGE_COLUMNS} from passages where passages.id in ({marks})",
+            [rowid for rowid, _ in top],
+        ).fetchall()
         found = {row[0]: by_name(PASSAGE_FIELDS, row[1:]) for row in rows}
+        missing = [rowid for rowid, _ in top if rowid not in found]
+        if missing:
+            raise StoreDamaged(
+                f"store {self.path} is damaged (its full-text index names passage(s) "
+                f"{missing[:5]} that its passages table lacks): {DAMAGED_HELP}"
+            )
         return [
             PassageHit(**found[rowid], id=rowid, score=score)
             for rowid, score in top
