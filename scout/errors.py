@@ -11,6 +11,7 @@
     ├── ForgeError             exit 5   GitLab or the estate directory failed (has .reason)
     │   ├── NotFound                        a 404: the thing asked for does not exist
     │   ├── CannotCheck                     a check cannot complete, and retrying will not help
+    │   ├── GroupNotFound      exit 3   a configured group does not exist or the token cannot see it
     │   └── RateLimitBudget                 GitLab kept throttling past the run's waiting budget
     └── ProviderError          exit 6   the answering model failed (never a decline)
 
@@ -104,6 +105,24 @@ class CannotCheck(ForgeError):
     def __init__(self, message: str) -> None:
         super().__init__("bad data", message)
         self.detail = message
+
+
+class GroupNotFound(ForgeError):
+    """Raised when a group in ``forge.groups`` does not exist or the token cannot see it (GitLab
+    answers 404 for both). A config mistake, exit 3: it must never read as an empty group, whose
+    projects and signposts would all be removed."""
+
+    exit_code = 3
+
+    def __init__(self, group: str, where: str) -> None:
+        self.reason = "not found"
+        self.group = group
+        Exception.__init__(
+            self,
+            f"forge.groups: group {group!r} does not exist on {where} or the token cannot see "
+            "it; nothing was removed: check the group's full path (as in its URL) and the "
+            "token's access",
+        )
 
 
 class RateLimitBudget(ForgeError):

@@ -22,6 +22,7 @@ from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
 @pass_runtime
 def index(runtime: Runtime, rebuild: bool, as_json: bool) -> None:
     """Index every qualifying project whose default-branch head moved since last time."""
+    from ingest.recheck import rejudge_rule_withdrawals
     from scout.corpus.index import index_estate
     from scout.corpus.rules import CorpusRules
 
@@ -39,10 +40,13 @@ def index(runtime: Runtime, rebuild: bool, as_json: bool) -> None:
     rules = CorpusRules(tuple(config.forge.groups), config.corpus)
     try:
         with runtime.progress() as progress:
-            summary = index_estate(forge, store, rules, progress=progress)
+            summary = index_estate(
+                forge, store, rules, progress=progress, docs_sites=config.docs_site
+            )
         fault = summary.fault()
         if fault is not None:
             raise fault
+        summary.signposts_reinstated = rejudge_rule_withdrawals(config, forge, store)
     except BaseException:
         if rebuild:
             runtime.close()

@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from scout.errors import ForgeError
+from scout.errors import ForgeError, GroupNotFound
 from scout.forge.base import Issue, Note
 from scout.forge.gitlab import GitLabForge
 from scout.forge.gitlab_http import MAX_PAGES, MAX_THROTTLED, _public_url, retry_after_seconds
@@ -574,7 +574,8 @@ class GitLabGraphQLForge(GitLabForge):
         self._page.answered()
         found = data.get("group") if isinstance(data, dict) else None
         if found is None:
-            raise ForgeError("bad data", f"GraphQL: group {group!r} not found")
+            # GraphQL answers null for a group that does not exist or that the token cannot see
+            raise GroupNotFound(group.strip("/"), self._http.public_url)
         connection = _field(found, "issues", dict)
         nodes = _field(connection, "nodes", list)
         info = _field(connection, "pageInfo", dict)
