@@ -120,7 +120,8 @@ class SweepSummary:
 
 def extract_context(config: Config, project: str | None) -> ExtractContext:
     return ExtractContext(
-        gitlab_url=config.forge.url,
+        gitlab_url=config.forge.public_url,
+        aliases=config.forge.other_names,
         docs_sites=tuple(DocsSite(s.url, s.project, s.root) for s in config.docs_site),
         project=project,
     )

@@ -39,6 +39,9 @@ class ExtractContext:
 
     gitlab_url: str  # configured GitLab web URL, e.g. https://gitlab.acme.example
     docs_sites: tuple[DocsSite, ...] = ()
+    # other names of the same GitLab (forge.url behind forge.web_url, forge.aliases): references
+    # on them are read, and written, as on gitlab_url
+    aliases: tuple[str, ...] = ()
     project: str | None = None  # the issue's own project (full path); short forms need it
     max_bytes: int = 1 << 20  # UTF-8 bytes read per issue (all texts together); rest counted
     max_references: int = 50  # distinct references per issue; rest counted as skipped
@@ -88,17 +91,31 @@ class Reference:
         return cls(**data)
 
 
+MAX_DROPPED = 200  # dropped references kept per issue for --dropped (all are counted)
+MAX_DROPPED_CHARS = 512
+
+
 @dataclass
 class Extraction:
     """The distinct references of an issue in order of first appearance, and what was skipped.
 
     ``skipped`` keys: ``bytes_over_limit`` (UTF-8 bytes not read), ``references_over_limit``
     (distinct references past ``max_references``), ``timeout`` (texts abandoned on the regex
-    timeout), ``no_project`` (short forms seen while the issue's project is unknown).
+    timeout), ``no_project`` (short forms seen while the issue's project is unknown),
+    ``other_host`` (GitLab-shaped URLs on a host that is not this GitLab). ``dropped`` names the
+    references left out with their reason (``other_host``, ``references_over_limit``), at most
+    ``MAX_DROPPED`` of them, for ``scout signposts extract --dropped``.
     """
 
     references: list[Reference] = field(default_factory=list)
     skipped: collections.Counter[str] = field(default_factory=collections.Counter)
+    dropped: list[tuple[str, str]] = field(default_factory=list)
+
+    def drop(self, reference: str, reason: str) -> None:
+        """Count a reference left out, and keep it (bounded) to say what was dropped and why."""
+        self.skipped[reason] += 1
+        if len(self.dropped) < MAX_DROPPED:
+            self.dropped.append((reference[:MAX_DROPPED_CHARS], reason))
 
 
 def file_ref(project: str, path: str, lines: tuple[int, int] | None) -> Reference:

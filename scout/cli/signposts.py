@@ -226,10 +226,17 @@ def signposts(
 
 @signposts.command()
 @click.option("--project", default=None, help="The issue's project, for short references.")
+@click.option(
+    "--dropped",
+    is_flag=True,
+    help="Also list what was dropped and why (with --json: {references, dropped}).",
+)
 @click.argument("source", required=False, default="-", type=click.Path(allow_dash=True))
 @json_option
 @pass_runtime
-def extract(runtime: Runtime, project: str | None, source: str, as_json: bool) -> None:
+def extract(
+    runtime: Runtime, project: str | None, dropped: bool, source: str, as_json: bool
+) -> None:
     """Print the references in an issue (JSON issue or plain text, FILE or -); no network."""
     from ingest.sweep import extract_context
     from signposts.extract import extract_issue, parse_issue_document
@@ -250,7 +257,27 @@ def extract(runtime: Runtime, project: str | None, source: str, as_json: bool) -
     for line in skipped_lines(found.skipped):
         log(line)
     rows = [reference.to_json() for reference in found.references]
-    emit(rows, as_json, lambda r: "\n".join(f"{x['kind']:<13} {x['reference']}" for x in r))
+    if not dropped:
+        emit(rows, as_json, _references_text)
+        return
+    left_out = [{"reference": ref, "reason": why} for ref, why in found.dropped]
+    emit(
+        {"references": rows, "dropped": left_out},
+        as_json,
+        lambda doc: "\n".join(
+            filter(
+                None,
+                [
+                    _references_text(doc["references"]),
+                    *(f"{'dropped':<13} {d['reference']} ({d['reason']})" for d in doc["dropped"]),
+                ],
+            )
+        ),
+    )
+
+
+def _references_text(rows: list[dict[str, Any]]) -> str:
+    return "\n".join(f"{x['kind']:<13} {x['reference']}" for x in rows)
 
 
 SKIPPED = {
@@ -258,6 +285,8 @@ SKIPPED = {
     "bytes_over_limit": "{n} byte(s) past the size limit were not read",
     "references_over_limit": "{n} reference(s) past the per-issue limit were dropped",
     "timeout": "{n} text(s) abandoned on the pattern timeout",
+    "other_host": "{n} GitLab-shaped URL(s) on another host were dropped "
+    "(if that host is this GitLab, add it to forge.aliases)",
 }
 
 
