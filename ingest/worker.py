@@ -238,9 +238,9 @@ class Worker:
         finally:
             self.cycles += 1
         took = time.monotonic() - started
-        fault = summary.index.fault()
-        if fault is not None:
-            log.warning("cycle %d: %s", number, fault)
+        if summary.index.config_problem is not None:
+            # (a project that could not be read has had its own line from the index)
+            log.warning("cycle %d: %s", number, summary.index.config_problem)
         stopped = " (stopped early by a signal)" if self.stop.is_set() else ""
         log.info("cycle %d done in %.1fs%s: %s", number, took, stopped, summary.line())
         return summary

@@ -219,6 +219,33 @@ def test_a_headerless_429_waits_for_the_window_boundary(server: GitLabServer) ->
     assert gl._http.limiter.waited > 0
 
 
+def test_headerless_429s_in_a_row_wait_one_then_two_seconds_not_a_minute_each(
+    server: GitLabServer,
+) -> None:
+    # GitLab.com's Projects API, twice in a row: 1 s, then 2 s (before: to the minute boundary,
+    # twice). Close to a boundary the waits are shorter still, never longer.
+    server.inject("bare429", times=2, match="/projects/acme%2Fattic")
+    gl = forge(server)
+    assert gl.project("acme/attic").path == "acme/attic"
+    statuses = [r.status for r in server.requests("/projects/acme%2Fattic")]
+    assert statuses == [429, 429, 200]
+    assert 0 < gl._http.limiter.waited <= 3.0 + 0.05
+
+
+def test_headerless_429s_through_graphql_back_off_the_same_way(server: GitLabServer) -> None:
+    from scout.forge.gitlab_graphql import GitLabGraphQLForge
+
+    server.inject("bare429", times=2, match="/api/graphql")
+    gl = GitLabGraphQLForge(server.url, TOKEN, ["acme"], api="graphql", backoff=0.01)
+    try:
+        issues = list(gl.issues_updated_after("acme", None))
+        assert issues
+        assert [r.status for r in server.requests("/api/graphql")][:3] == [429, 429, 200]
+        assert 0 < gl._http.limiter.waited <= 3.0 + 0.05
+    finally:
+        gl.close()
+
+
 def test_retry_after_and_reset_windows_longer_than_the_budget_stop_the_run_at_once(
     server: GitLabServer,
 ) -> None:
