@@ -18,6 +18,7 @@ import pytest
 
 from scout.demo.builder import EstateBuilder
 from tests.conftest import Result, render_config
+from tests.test_gitlab_paths import integrity as _integrity
 
 QUESTION = "How do I rotate the vault keys?"
 
@@ -64,12 +65,16 @@ def _rows(db: Path) -> dict[str, list[tuple[object, ...]]]:
         conn.close()
 
 
-def _integrity(db: Path) -> str:
-    conn = sqlite3.connect(db)
-    try:
-        return str(conn.execute("pragma integrity_check").fetchone()[0])
-    finally:
-        conn.close()
+def _indexed(
+    tmp_path: Path, scout: Callable[..., Result], *, asked: bool = False
+) -> tuple[Path, EstateBuilder]:
+    """The estate indexed into tmp_path/scout.db (and one question asked): config, builder."""
+    builder = _estate(tmp_path / "estate")
+    config = _config(tmp_path, tmp_path / "scout.db")
+    assert scout("index", config=config).code == 0
+    if asked:
+        assert scout("ask", QUESTION, config=config).code == 0
+    return config, builder
 
 
 # ------------------------------------------------------------------------------- busy
@@ -224,11 +229,8 @@ def _damage(db: Path, table: str) -> None:
 def _damaged_store(
     tmp_path: Path, scout: Callable[..., Result], table: str
 ) -> tuple[Path, Path, EstateBuilder]:
-    builder = _estate(tmp_path / "estate")
+    config, builder = _indexed(tmp_path, scout, asked=True)  # a question log with a row
     db = tmp_path / "scout.db"
-    config = _config(tmp_path, db)
-    assert scout("index", config=config).code == 0
-    assert scout("ask", QUESTION, config=config).code == 0  # a question log with a row
     _damage(db, table)
     return db, config, builder
 
@@ -278,11 +280,8 @@ def test_index_meeting_damage_mid_run_is_exit_4_not_a_rollback_error(
 def test_a_full_text_index_naming_passages_that_are_gone_is_damage_not_a_shorter_answer(
     tmp_path: Path, scout: Callable[..., Result]
 ) -> None:
-    _estate(tmp_path / "estate")
-    db = tmp_path / "scout.db"
-    config = _config(tmp_path, db)
-    assert scout("index", config=config).code == 0
-    conn = sqlite3.connect(db)
+    config, _ = _indexed(tmp_path, scout)
+    conn = sqlite3.connect(tmp_path / "scout.db")
     # rows lost from the table but not from the index: what a damaged page leaves behind
     conn.execute("drop trigger passages_ad")
     conn.execute("delete from passages where path = 'docs/credentials.md'")
@@ -315,11 +314,8 @@ def test_rebuild_makes_a_fresh_store_and_keeps_the_damaged_one_aside(
 def test_backup_is_a_checked_copy_that_opens_as_a_store(
     tmp_path: Path, scout: Callable[..., Result]
 ) -> None:
-    _estate(tmp_path / "estate")
+    config, _ = _indexed(tmp_path, scout, asked=True)
     db = tmp_path / "scout.db"
-    config = _config(tmp_path, db)
-    assert scout("index", config=config).code == 0
-    assert scout("ask", QUESTION, config=config).code == 0
     target = tmp_path / "backups" / "scout-1.db"
     target.parent.mkdir()
     done = scout("backup", str(target), "--json", config=config)
@@ -342,10 +338,8 @@ def test_backup_is_a_checked_copy_that_opens_as_a_store(
 def test_backup_to_a_bad_path_is_exit_4_and_writes_nothing(
     tmp_path: Path, scout: Callable[..., Result], target: str, message: str
 ) -> None:
-    _estate(tmp_path / "estate")
+    config, _ = _indexed(tmp_path, scout)
     db = tmp_path / "scout.db"
-    config = _config(tmp_path, db)
-    assert scout("index", config=config).code == 0
     (tmp_path / "backups").mkdir()
     before = db.read_bytes()
     done = scout("backup", str(tmp_path / target), config=config)
@@ -368,13 +362,66 @@ def test_backup_of_a_damaged_store_is_refused_and_writes_nothing(
 def test_backup_to_a_full_device_is_exit_4_naming_it(
     tmp_path: Path, scout: Callable[..., Result], small_fs: Path
 ) -> None:
-    _estate(tmp_path / "estate")
+    config, _ = _indexed(tmp_path, scout)
     db = tmp_path / "scout.db"
-    config = _config(tmp_path, db)
-    assert scout("index", config=config).code == 0
     _fill(small_fs)
     target = small_fs / "b.db"
     done = scout("backup", str(target), config=config)
     assert (done.code, done.stdout) == (4, ""), done.stderr
     assert done.stderr.startswith(f"scout: no space left on the device of {target}"), done.stderr
     assert not target.exists() and _integrity(db) == "ok"
+
+
+def _passages_by_project(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    conn = sqlite3.connect(db)
+    try:
+        rows = conn.execute(
+            "select project, path, sha, line_start, line_end, body from passages order by 1, 2, 4"
+        ).fetchall()
+    finally:
+        conn.close()
+    found: dict[str, list[tuple[object, ...]]] = {}
+    for row in rows:
+        found.setdefault(str(row[0]), []).append(row)
+    return found
+
+
+@pytest.mark.slow
+def test_backups_taken_while_index_writes_each_hold_one_committed_state(
+    tmp_path: Path, scout: Callable[..., Result]
+) -> None:
+    builder = EstateBuilder(tmp_path / "estate")
+    for n in range(30):
+        pages = {f"docs/p{k}.md": f"# P{n}.{k}\n\nwidget{n}x{k} words.\n" for k in range(15)}
+        builder.project(f"acme/p{n:02d}").commit(pages, "Docs")
+    builder.write()
+    db = tmp_path / "scout.db"
+    config = _config(tmp_path, db)
+    backups: list[Path] = []
+    with subprocess.Popen(
+        [sys.executable, "-m", "scout", "--config", str(config), "index"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as index:
+        try:
+            while index.poll() is None or not backups:
+                if not db.exists():
+                    continue
+                target = tmp_path / f"b{len(backups)}.db"
+                done = scout("backup", str(target), config=config)
+                if done.code == 4 and "holds no Scout index" in done.stderr:
+                    continue  # before the first migration committed
+                assert done.code == 0, done.stderr
+                backups.append(target)
+            _, err = index.communicate(timeout=120)
+            assert index.returncode == 0, err
+        finally:
+            index.kill()
+    final = _passages_by_project(db)
+    assert len(final) == 30 and len(backups) >= 2
+    for backup in backups:
+        assert _integrity(backup) == "ok"
+        # every project a backup holds, it holds whole: its passages as the index committed them
+        for project, rows in _passages_by_project(backup).items():
+            assert rows == final[project], (backup, project)

@@ -65,6 +65,19 @@ def _read_until(process: subprocess.Popen[str], needle: str, lines: list[str]) -
             return
 
 
+def _signalled_after(config: Path, needle: str, *args: str) -> tuple[int, str, str]:
+    """Start the worker, SIGTERM it once its log shows ``needle``: (exit, stdout, whole log)."""
+    process = _start(config, "worker", *args)
+    lines: list[str] = []
+    try:
+        _read_until(process, needle, lines)
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    return process.returncode, out, "".join(lines) + err
+
+
 def _projects(db: Path) -> int:
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
@@ -93,16 +106,8 @@ def _wait_for(condition: Callable[[], bool], process: subprocess.Popen[str]) -> 
 
 def test_the_first_cycle_runs_at_start_not_at_the_schedule(tmp_path: Path) -> None:
     config = _demo(tmp_path, "1d")  # before: the first cycle waited a day
-    process = _start(config, "worker", "--json")
-    lines: list[str] = []
-    try:
-        _read_until(process, "cycle 1 done in", lines)
-        process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=60)
-    finally:
-        process.kill()
-    log = "".join(lines) + err
-    assert process.returncode == 0, log
+    code, out, log = _signalled_after(config, "cycle 1 done in", "--json")
+    assert code == 0, log
     assert json.loads(out) == {"cycles": 1}
     assert "worker started: schedule '1d'; first cycle now" in log
     # one line per cycle, each line stamped in the one time format (UTC)
@@ -115,16 +120,8 @@ def test_the_first_cycle_runs_at_start_not_at_the_schedule(tmp_path: Path) -> No
 
 def test_wait_first_waits_for_the_schedule(tmp_path: Path) -> None:
     config = _demo(tmp_path, "1d")
-    process = _start(config, "worker", "--wait-first", "--json")
-    lines: list[str] = []
-    try:
-        _read_until(process, "worker started", lines)
-        process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=60)
-    finally:
-        process.kill()
-    log = "".join(lines) + err
-    assert process.returncode == 0, log
+    code, out, log = _signalled_after(config, "worker started", "--wait-first", "--json")
+    assert code == 0, log
     assert json.loads(out) == {"cycles": 0}
     assert re.search(r"first cycle at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", log), log
     assert not (tmp_path / "scout.db").exists()
