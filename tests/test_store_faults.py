@@ -194,7 +194,7 @@ def test_a_full_disk_is_exit_4_naming_the_device_and_the_store_is_as_it_was(
     before = _rows(db)
     filler = _fill(small_fs, leave)
     # with room to open, ask's one-row log write may fit: only index is sure to need more
-    commands = [["index"], ["ask", QUESTION]] if leave == 0 else [["index"]]
+    commands = [["index"], ["ask", QUESTION], ["sweep"]] if leave == 0 else [["index"]]
     for command in commands:
         done = scout(*command, config=config)
         assert (done.code, done.stdout) == (4, ""), (command, done.stderr)
