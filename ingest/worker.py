@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from scout.errors import ScoutError, UsageError
+from scout.errors import ScoutError, StoreDamaged, UsageError
 from scout.progress import Progress
 from scout.schedule import parse_schedule
 from scout.timefmt import stamp
@@ -165,6 +165,7 @@ class Worker:
         self.cycles = 0
         self.failures = 0
         self.left_running = False  # a cycle was still running when the worker had to go
+        self.fatal: StoreDamaged | None = None  # what stopped the worker, if not a signal
 
     @classmethod
     def for_config(
@@ -227,6 +228,13 @@ class Worker:
         started = time.monotonic()
         try:
             summary = self.cycle(self.config, self.stop)
+        except StoreDamaged as exc:
+            # the one failure no later cycle can get past: stop, and exit 4 saying what to do
+            self.failures += 1
+            self.fatal = exc
+            log.error("cycle %d failed, the worker stops: %s", number, exc)
+            self.stop.set()
+            return None
         except ScoutError as exc:
             self.failures += 1
             log.error("cycle %d failed: %s", number, exc)

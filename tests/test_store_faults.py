@@ -425,3 +425,14 @@ def test_backups_taken_while_index_writes_each_hold_one_committed_state(
         # every project a backup holds, it holds whole: its passages as the index committed them
         for project, rows in _passages_by_project(backup).items():
             assert rows == final[project], (backup, project)
+
+
+def test_the_worker_on_a_damaged_store_stops_with_exit_4_instead_of_failing_forever(
+    tmp_path: Path, scout: Callable[..., Result]
+) -> None:
+    db, config, _ = _damaged_store(tmp_path, scout, "sqlite_schema")
+    config.write_text(config.read_text() + '\n[ingest]\nschedule = "1s"\n', encoding="utf-8")
+    done = scout("worker", config=config, timeout=120)
+    assert (done.code, done.stdout) == (4, ""), done.stderr
+    assert "cycle 1 failed, the worker stops: store " in done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"scout: store {db} is damaged")

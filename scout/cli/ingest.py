@@ -58,6 +58,8 @@ def worker(runtime: Runtime, once: bool, wait_first: bool, as_json: bool) -> Non
         emit(job.cycle(job.config, job.stop), as_json, lambda result: result.describe())
         return
     job.run_forever(wait_first=wait_first)
+    if job.fatal is not None:
+        raise job.fatal
     emit({"cycles": job.cycles}, as_json, lambda r: f"worker stopped after {r['cycles']} cycle(s)")
     if job.left_running:
         # the cycle left behind may sit in a request; nothing of it is half-written (each write
