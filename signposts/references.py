@@ -39,13 +39,13 @@ class ExtractContext:
 
     gitlab_url: str  # configured GitLab web URL, e.g. https://gitlab.acme.example
     docs_sites: tuple[DocsSite, ...] = ()
-    # other names of the same GitLab (forge.url behind forge.web_url, forge.aliases): references
-    # on them are read, and written, as on gitlab_url
-    aliases: tuple[str, ...] = ()
     project: str | None = None  # the issue's own project (full path); short forms need it
     max_bytes: int = 1 << 20  # UTF-8 bytes read per issue (all texts together); rest counted
     max_references: int = 50  # distinct references per issue; rest counted as skipped
     timeout: float = 2.0  # regex timeout budget per text, seconds
+    # other names of the same GitLab (forge.url behind forge.web_url, forge.aliases): references
+    # on them are read, and written, as on gitlab_url
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
