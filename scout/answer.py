@@ -5,7 +5,10 @@ a provider (docs/design.md, invariant 7); a checked citation or a decline, never
 (invariant 6); each question is answered from its own passages only (invariant 10); every answered
 or declined question is logged with its latency, tokens and cost, never with passage or answer text
 (``compose`` is the path without the log, for evaluation runs, which are not user questions). A
-provider failure raises ProviderError and logs nothing: it is an incident, not an outcome.
+provider failure raises ProviderError and logs nothing: it is an incident, not an outcome. The
+gap loop (docs/design.md): a question with no content words is a usage error and is not logged;
+a decline is logged with its content words and its best three passages' places; a decline
+because the index holds no passages at all is logged with the cause ``index_empty`` (not a gap).
 """
 
 from __future__ import annotations
@@ -16,12 +19,19 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from scout.compose import answer_task, check, prose
+from scout.errors import UsageError
 from scout.providers.base import Provider, Usage, run_metered
-from scout.retrieve import check_passages, check_question, retrieve
+from scout.retrieve import check_passages, check_question, content_words, retrieve
 from scout.safe_text import printable, printable_block
 from scout.store import PassageHit, Store
 
 NOTHING_MATCHED = "nothing matched"
+INDEX_EMPTY = "index_empty"
+INDEX_EMPTY_REASON = (
+    "the index holds no passages: run `scout index`, and if it stays empty check the "
+    "configured groups and [corpus] rules"
+)
+NEAREST = 3  # passages a declined question keeps the places of: where a writer would add it
 MAX_LOGGED_REASON = 200
 
 
@@ -89,6 +99,8 @@ class Composed:
     hits: tuple[PassageHit, ...]
     usage: Usage
     latency_ms: int
+    terms: tuple[str, ...] = ()  # the question's content words
+    cause: str | None = None  # INDEX_EMPTY: a decline that is not a documentation gap
 
 
 def compose(
@@ -101,14 +113,24 @@ def compose(
     """Answer ``question`` from the store's passages, or decline; log nothing.
 
     ``provider`` may be a factory, called only when there are passages to give it.
-    Raises UsageError for an unacceptable question, ProviderError when the provider fails.
+    Raises UsageError for an unacceptable question (one with no content words included),
+    ProviderError when the provider fails.
     """
     started = time.monotonic()
     check_question(question)
+    terms = tuple(content_words(question))
+    if not terms:
+        raise UsageError(
+            "question has only words such as 'how' and 'what' in it: say what it is about"
+        )
     check_passages(passages)
     hits = retrieve(store, question, passages)
     usage = Usage()
-    if not hits:
+    cause = None
+    if not hits and not store.passage_count():
+        # Not a gap but a config mistake or an index never built: say so, and log the cause.
+        result, cause = AnswerResult.declined(INDEX_EMPTY_REASON, 0), INDEX_EMPTY
+    elif not hits:
         result = AnswerResult.declined(NOTHING_MATCHED, 0)
     else:
         metered = run_metered(_resolve(provider), answer_task(question, hits))
@@ -124,7 +146,7 @@ def compose(
                 len(hits),
             )
     latency = round((time.monotonic() - started) * 1000)
-    return Composed(result, tuple(hits), usage, latency)
+    return Composed(result, tuple(hits), usage, latency, terms, cause)
 
 
 def ask(
@@ -148,8 +170,34 @@ def ask(
         input_tokens=composed.usage.input_tokens,
         output_tokens=composed.usage.output_tokens,
         usd=composed.usage.usd,
+        terms=composed.terms,
+        nearest=[nearest(hit) for hit in _nearest_hits(composed, question, store, passages)],
+        cause=composed.cause,
     )
     return result
+
+
+def _nearest_hits(
+    composed: Composed, question: str, store: Store, passages: int
+) -> tuple[PassageHit, ...]:
+    """A decline's best three passages: those the provider was given, or (asked with fewer)
+    retrieval's best three; none for an answer or an empty index."""
+    if composed.result.outcome != "declined" or composed.cause or not composed.hits:
+        return ()
+    if len(composed.hits) >= NEAREST or passages >= NEAREST:
+        return composed.hits[:NEAREST]
+    return tuple(retrieve(store, question, NEAREST))
+
+
+def nearest(hit: PassageHit) -> dict[str, Any]:
+    """Where a passage is (never what it says): the gap backlog's ``nearest`` entry."""
+    return {
+        "project": hit.project,
+        "path": hit.path,
+        "heading": hit.heading,
+        "lines": [hit.line_start, hit.line_end],
+        "url": hit.url,
+    }
 
 
 def _resolve(provider: Provider | Callable[[], Provider]) -> Provider:

@@ -1,91 +1,173 @@
-"""The documentation gap backlog: declined questions grouped and ranked. Pure over question rows.
+"""The documentation gap backlog: declined questions grouped and ranked, with where each answer
+should go (retrieval's nearest passages) and where it may already live (issue links).
 
-Two questions are the same gap when they have the same words after normalisation: case folded,
-punctuation dropped, words stemmed, order ignored. Groups rank by count, then by most recent.
-Answered questions never appear.
+Two questions are the same gap when they have the same content words after normalisation: case
+folded, punctuation and stop words dropped, words stemmed (retrieval's one stemmer), order
+ignored. Groups rank by how often they were asked, then by most recent. Answered questions never
+appear, nor do declines that are not gaps: an empty index (``cause``), a question without content
+words (logged before such questions became usage errors). Issue links are links only: the forge
+search's titles and texts are never kept, printed or passed on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from scout import timefmt
 from scout.errors import UsageError
-from scout.retrieve import stem, words
+from scout.progress import Progress
+from scout.retrieve import content_words, stem
 from scout.safe_text import printable
 from scout.store import QuestionRow, Store
 
+if TYPE_CHECKING:
+    from scout.forge.base import Forge
 
-def normalise(question: str) -> tuple[str, ...]:
-    """The grouping key: the question's distinct word stems, sorted."""
-    return tuple(sorted({stem(w) for w in words(question)}))
+MAX_SEARCHES = 25  # issue-search requests a run: GitLab allows 30 a minute by default
+MAX_LINKS = 5  # issue links per gap
+MAX_SEARCH_WORDS = 8  # GitLab requires every word: each one more narrows the search further
+
+
+def key_words(question: str) -> tuple[str, ...]:
+    """The grouping key: the question's distinct content-word stems, sorted."""
+    return tuple(sorted({stem(w) for w in content_words(question)}))
+
+
+def normalise(question: str) -> str:
+    """The grouping key as one string (how the store files a gap's issue links)."""
+    return " ".join(key_words(question))
 
 
 @dataclass(frozen=True)
 class GapGroup:
-    """One gap: its latest wording, how often and when it was asked, and why it was declined."""
+    """One gap: its wordings (latest first), how often and when it was asked, why it was last
+    declined, the passages retrieval found nearest, and issue links where it may be answered."""
 
-    question: str
-    count: int
-    reasons: tuple[str, ...]  # distinct, most frequent first
-    first_seen: str
-    last_seen: str
+    key: str
+    question: str  # the latest wording
+    wordings: tuple[str, ...]
+    asked: int
+    first: str
+    last: str
+    reason: str | None
+    nearest: tuple[dict[str, Any], ...] = ()
+    issues: tuple[dict[str, Any], ...] = ()
+    words: tuple[str, ...] = ()  # the latest wording's content words: what issue search asks
 
     def to_json(self) -> dict[str, Any]:
+        """Exactly docs/design.md's ``scout gaps --json`` entry."""
         return {
             "question": self.question,
-            "count": self.count,
-            "reasons": list(self.reasons),
-            "first_seen": self.first_seen,
-            "last_seen": self.last_seen,
+            "wordings": list(self.wordings),
+            "asked": self.asked,
+            "first": self.first,
+            "last": self.last,
+            "reason": self.reason,
+            "nearest": [dict(n) for n in self.nearest],
+            "issues": [dict(i) for i in self.issues],
         }
 
 
-def group(rows: Iterable[QuestionRow]) -> list[GapGroup]:
-    """Group declined rows (by ``asked_at``, ``question``, ``outcome``, ``reason``); rank them."""
-    buckets: dict[tuple[str, ...], list[QuestionRow]] = {}
+def group(
+    rows: Iterable[QuestionRow], issues: dict[str, list[dict[str, Any]]] | None = None
+) -> list[GapGroup]:
+    """Group declined rows into gaps, rank them, and attach each gap's stored issue links."""
+    buckets: dict[str, list[QuestionRow]] = {}
     for row in rows:
-        if row.outcome != "declined":
+        if row.outcome != "declined" or row.cause:
             continue
-        buckets.setdefault(normalise(row.question), []).append(row)
+        key = normalise(row.question)
+        if key:
+            buckets.setdefault(key, []).append(row)
     groups = []
-    for members in buckets.values():
+    for key, members in buckets.items():
         members = sorted(members, key=lambda r: r.asked_at)  # stable: log order breaks ties
-        tally: dict[str, int] = {}
-        for row in members:
-            if row.reason:
-                tally[row.reason] = tally.get(row.reason, 0) + 1
-        reasons = sorted(tally, key=lambda r: -tally[r])
+        latest = members[-1]
+        wordings: dict[str, None] = {}
+        for row in reversed(members):
+            wordings.setdefault(" ".join(row.question.split()), None)
         groups.append(
             GapGroup(
-                question=members[-1].question,
-                count=len(members),
-                reasons=tuple(reasons),
-                first_seen=members[0].asked_at,
-                last_seen=members[-1].asked_at,
+                key=key,
+                question=latest.question,
+                wordings=tuple(wordings),
+                asked=len(members),
+                first=members[0].asked_at,
+                last=latest.asked_at,
+                reason=latest.reason,
+                nearest=latest.nearest,
+                issues=tuple((issues or {}).get(key, ())),
+                words=tuple(content_words(latest.question))[:MAX_SEARCH_WORDS],
             )
         )
-    groups.sort(key=lambda g: g.last_seen, reverse=True)
-    groups.sort(key=lambda g: g.count, reverse=True)
+    groups.sort(key=lambda g: g.last, reverse=True)
+    groups.sort(key=lambda g: g.asked, reverse=True)
     return groups
 
 
-def parse_since(text: str) -> str:
-    """A ``--since`` value (``2026-11-01`` or an ISO 8601 time) as the store's timestamp format."""
+def parse_since(text: str, now: datetime | None = None) -> str:
+    """A ``--since`` value (``2026-11-01``, an ISO 8601 time, ``7d``, ``24h``, ``yesterday``)
+    as the store's timestamp format; UsageError (exit 2) for anything else."""
     try:
-        return timefmt.normalise(text)
-    except ValueError:
+        return timefmt.since(text, now)
+    except (ValueError, OverflowError):
+        shown = printable(text, 80)
         raise UsageError(
-            f"--since {text!r} is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ"
+            f"--since {shown!r} is not a date: use YYYY-MM-DD, 7d, 24h or yesterday"
         ) from None
 
 
 def gaps(store: Store, *, since: str | None = None) -> list[GapGroup]:
     """The ranked gap backlog from the store's question log (``since`` as given to the CLI)."""
-    rows = store.questions(outcome="declined", since=parse_since(since) if since else None)
-    return group(rows)
+    rows = store.questions(
+        outcome="declined", since=parse_since(since) if since is not None else None
+    )
+    return group(rows, store.gap_issues())
+
+
+def find_issues(
+    store: Store,
+    forge: Forge,
+    backlog: Sequence[GapGroup],
+    groups: Sequence[str],
+    *,
+    include_confidential: bool = False,
+    progress: Progress | None = None,
+) -> list[GapGroup]:
+    """Ask the forge's issue search for the head of the backlog, store the links, and return the
+    backlog with them.
+
+    One search request per configured group for each gap, and at most MAX_SEARCHES requests a
+    run (GitLab rate-limits searches: 30 a minute by default), the most asked gaps first.
+    Confidential issues are left out unless the sweep reads them too (``[ingest]
+    include_confidential``). Each gap's links are saved as soon as they are found, so a run that
+    fails half-way keeps what it found.
+    """
+    budget = MAX_SEARCHES
+    found: dict[str, tuple[dict[str, Any], ...]] = {}
+    shown = progress or Progress()
+    shown.phase("searches", total=min(MAX_SEARCHES, len(backlog) * max(1, len(groups))))
+    for gap in backlog:
+        # A gap is searched in every group or not at all (unless the groups alone exceed the
+        # budget: then the first gap is searched in the first 25).
+        if budget <= 0 or (found and budget < len(groups)):
+            break
+        names = list(groups)[:budget]
+        budget -= len(names)
+        links: dict[str, dict[str, Any]] = {}
+        for name in names:
+            for link in forge.search_issues(name, list(gap.words), MAX_LINKS):
+                if link.confidential and not include_confidential:
+                    continue
+                links.setdefault(link.url, link.to_json())
+            shown.advance("searches")
+        kept = list(links.values())[:MAX_LINKS]
+        store.save_gap_issues(gap.key, kept)
+        found[gap.key] = tuple(kept)
+    return [replace(g, issues=found[g.key]) if g.key in found else g for g in backlog]
 
 
 @dataclass(frozen=True)
@@ -125,7 +207,7 @@ class AnsweringCost:
 
 def answering_cost(store: Store, *, since: str | None = None) -> AnsweringCost:
     """The cost of every logged question asked on or after ``since`` (as given to the CLI)."""
-    start = parse_since(since) if since else None
+    start = parse_since(since) if since is not None else None
     rows = store.questions(since=start)
     return AnsweringCost(
         since=start,
@@ -143,8 +225,17 @@ def render(groups: list[GapGroup]) -> str:
         return "No declined questions."
     lines = []
     for g in groups:
-        lines.append(f"{g.count:>4}  {printable(g.question)}")
-        lines.append(
-            f"      seen {g.first_seen} .. {g.last_seen}; reasons: {'; '.join(g.reasons) or '-'}"
-        )
+        lines.append(f"{g.asked:>4}  {printable(g.question)}")
+        others = [w for w in g.wordings if w != " ".join(g.question.split())]
+        if others:
+            lines.append(f"      also asked as: {'; '.join(printable(w) for w in others)}")
+        why = printable(g.reason or "-")
+        lines.append(f"      first {g.first}, last {g.last}; declined: {why}")
+        for n in g.nearest:
+            a, b = n.get("lines") or (0, 0)
+            place = printable(f"{n.get('project')} {n.get('path')} L{a}-{b}", 1_000)
+            lines.append(f"      nearest: {place}  {printable(str(n.get('url')), 2_000)}")
+        for i in g.issues:
+            ref = printable(f"{i.get('project')}#{i.get('iid')} ({i.get('state')})", 1_000)
+            lines.append(f"      issue: {ref}  {printable(str(i.get('url')), 2_000)}")
     return "\n".join(lines)

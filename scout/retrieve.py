@@ -52,7 +52,7 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 STOPWORDS = frozenset(
     """a an and are aren as at be by can could did didn do does doesn don for from has have how i
     if in into is isn it its me my of on or our should so than that the their them then there
-    these this to was we were what when where which who why will with would you your""".split()
+    these they this to was we were what when where which who why will with would you your""".split()
 )
 
 
@@ -67,11 +67,19 @@ def words(text: str) -> list[str]:
 _CONTRACTION = re.compile(r"['\u2019](?:s|t|re|ve|ll|d|m)\b", re.IGNORECASE)
 
 
+def content_words(question: str) -> list[str]:
+    """The question's distinct words that say what it is about, in order: no stop words, no
+    contraction tails ("what's" is "what", a stop word). The gap backlog groups by these."""
+    return [w for w in _distinct_words(question) if w not in STOPWORDS]
+
+
 def query_terms(question: str) -> list[str]:
     """Distinct words worth searching for: stop words go unless nothing else is left."""
-    distinct = list(dict.fromkeys(words(_CONTRACTION.sub("", question))))
-    content = [w for w in distinct if w not in STOPWORDS]
-    return (content or distinct)[:MAX_QUERY_TERMS]
+    return (content_words(question) or _distinct_words(question))[:MAX_QUERY_TERMS]
+
+
+def _distinct_words(question: str) -> list[str]:
+    return list(dict.fromkeys(words(_CONTRACTION.sub("", question))))
 
 
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "es", "ed", "er", "ly", "s")

@@ -14,7 +14,8 @@ the sweep re-reads the last second and drops what it has already stored.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import re
+from datetime import UTC, datetime, timedelta
 
 FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
@@ -51,3 +52,30 @@ def from_forge(value: object) -> str | None:
         return normalise(value)
     except ValueError:
         return value
+
+
+# ``--since`` as people say it: a number of days or hours back, or yesterday (UTC midnight).
+_RELATIVE = re.compile(r"([1-9][0-9]{0,5})([dh])")
+MAX_SINCE_CHARS = 64
+MAX_SINCE_DAYS = 36_600  # a century: further back is a typo, and datetime ends at year 1
+
+
+def since(text: str, now: datetime | None = None) -> str:
+    """A ``--since`` value in the one format: ``YYYY-MM-DD`` or an ISO 8601 time, ``7d`` or
+    ``24h`` (that long before ``now``), or ``yesterday`` (00:00 UTC of the day before ``now``).
+    ValueError for anything else."""
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    word = text.strip().casefold()
+    if len(word) > MAX_SINCE_CHARS:
+        raise ValueError("too long")
+    if word == "yesterday":
+        midnight = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+        return stamp(midnight - timedelta(days=1))
+    relative = _RELATIVE.fullmatch(word)
+    if relative is None:
+        return normalise(text)
+    count, unit = int(relative.group(1)), relative.group(2)
+    back = timedelta(days=count) if unit == "d" else timedelta(hours=count)
+    if back > timedelta(days=MAX_SINCE_DAYS):
+        raise ValueError("too far back")
+    return stamp(moment - back)

@@ -194,3 +194,42 @@ def test_offline_provider_answers_and_declines_on_the_store(store: Store) -> Non
         "declined",
         "no passage covers: rotate, tape, storage",
     )
+
+
+def test_a_decline_logs_its_content_words_and_nearest_passages_places(store: Store) -> None:
+    provider = Scripted(reply("x", []), reply("x", []))
+    ask("How do I rotate the keys?", store=store, provider=provider, provider_name="scripted")
+    # asked with one passage, the gap still gets retrieval's best three places
+    ask("rotate backups", store=store, provider=provider, passages=1, provider_name="scripted")
+    first, second = store.questions()
+    assert first.terms == ("rotate", "keys")
+    assert [n["path"] for n in first.nearest] == ["docs/credentials.md"]
+    assert [n["path"] for n in second.nearest] == ["docs/backups.md", "docs/credentials.md"]
+    assert set(second.nearest[0]) == {"project", "path", "heading", "lines", "url"}
+    assert second.nearest[0]["url"] == BACKUPS.url
+    assert second.cause is None
+
+
+def test_provider_outages_and_wordless_questions_stay_off_the_backlog(store: Store) -> None:
+    from scout.gaps import gaps
+
+    provider = Scripted(reply("x", []), ProviderError("the claude CLI reported an error: boom"))
+    ask("rotate backups", store=store, provider=provider, provider_name="scripted")
+    with pytest.raises(ProviderError):
+        ask("rotate keys", store=store, provider=provider, provider_name="scripted")
+    for wordless in ("How do I?", "What is it?", "why"):
+        with pytest.raises(UsageError, match="only words such as 'how' and 'what'"):
+            ask(wordless, store=store, provider=provider, provider_name="scripted")
+    assert [(g.question, g.asked) for g in gaps(store)] == [("rotate backups", 1)]
+
+
+def test_an_empty_index_declines_without_a_provider_and_with_its_cause(tmp_path: Path) -> None:
+    from scout.gaps import gaps
+
+    with make_store(tmp_path, records=[]) as empty:
+        result = ask("rotate keys", store=empty, provider=Scripted(), provider_name="scripted")
+        assert (result.outcome, result.passages) == ("declined", 0)
+        assert result.reason is not None and "the index holds no passages" in result.reason
+        (logged,) = empty.questions()
+        assert (logged.cause, logged.nearest) == ("index_empty", ())
+        assert gaps(empty) == []

@@ -415,9 +415,9 @@ def test_extract_reports_what_it_skipped_on_stderr(
         (("recheck",), 2, "scout: give one signpost ID or --all\n"),
         (("recheck", "1", "--all"), 2, "scout: give one signpost ID or --all\n"),
         (
-            ("--since", "yesterday"),
+            ("--since", "the day before"),
             2,
-            "scout: --since 'yesterday' is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ\n",
+            "scout: --since 'the day before' is not a date: use YYYY-MM-DD, 7d, 24h or yesterday\n",
         ),
     ],
 )

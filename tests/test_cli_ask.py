@@ -134,21 +134,80 @@ def test_gaps_groups_declined_questions(estate: Path) -> None:
     result = invoke(estate, "gaps", "--json")
     assert result.exit_code == 0
     groups = json.loads(result.stdout)
-    assert [(g["question"], g["count"], g["reasons"]) for g in groups] == [
+    assert [(g["question"], g["wordings"], g["asked"], g["reason"]) for g in groups] == [
         (
             "Storage: how do i rotate BACKUPS to TAPE",
-            2,
             [
-                "no passage covers: rotate, tape, storage",
-                "no passage covers: storage, rotate, tape",
+                "Storage: how do i rotate BACKUPS to TAPE",
+                "How do I rotate backups to tape storage?",
             ],
+            2,
+            "no passage covers: storage, rotate, tape",
         ),
-        ("ph", 1, ["nothing matched"]),
+        ("ph", ["ph"], 1, "nothing matched"),
     ]
-    assert groups[0]["first_seen"] <= groups[0]["last_seen"]
+    assert groups[0]["first"] <= groups[0]["last"]
+    # where a writer would add the answer: the passages retrieval found, best first
+    assert [[n["project"], n["path"], n["lines"]] for n in groups[0]["nearest"]] == NEAREST
+    assert groups[0]["nearest"][0]["url"].endswith("/docs/backups.md#L1-9")
+    assert groups[1]["nearest"] == [] and groups[0]["issues"] == []
     human = invoke(estate, "gaps").stdout.splitlines()
     assert human[0] == "   2  Storage: how do i rotate BACKUPS to TAPE"
-    assert human[2] == "   1  ph"
+    assert human[1] == "      also asked as: How do I rotate backups to tape storage?"
+    assert "   1  ph" in human
+
+
+NEAREST = [
+    ["acme/ops", "docs/backups.md", [1, 9]],
+    ["acme/config", "docs/credentials.md", [12, 30]],
+]
+
+
+@pytest.mark.parametrize("question", ["How do I?", "what is it", "Why?! How?", "what's that"])
+def test_a_question_without_content_words_is_a_usage_error_and_not_logged(
+    estate: Path, question: str
+) -> None:
+    result = invoke(estate, "ask", question, "--json")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "scout: question has only words such as 'how' and 'what' in it: say what it is about\n"
+    )
+    with Store.open(estate.parent / "scout.db") as store:
+        assert store.questions() == []
+
+
+def test_an_empty_index_is_a_decline_that_says_so_and_is_not_a_gap(tmp_path: Path) -> None:
+    make_store(tmp_path, records=[]).close()
+    config = write_config(tmp_path)
+    result = invoke(config, "ask", "What is the office wifi password?", "--json")
+    assert result.exit_code == 0
+    document = json.loads(result.stdout)
+    assert (document["outcome"], document["passages"]) == ("declined", 0)
+    assert document["reason"].startswith("the index holds no passages: run `scout index`")
+    with Store.open(tmp_path / "scout.db") as store:
+        (logged,) = store.questions()
+    assert (logged.cause, logged.terms) == ("index_empty", ("office", "wifi", "password"))
+    assert json.loads(invoke(config, "gaps", "--json").stdout) == []
+
+
+@pytest.mark.parametrize("since", ["7d", "24h", "yesterday", "2026-11-01", "2026-11-01T10:00:00Z"])
+@pytest.mark.parametrize("command", ["gaps", "signposts"])
+def test_since_forms_are_accepted_by_gaps_and_signposts(
+    estate: Path, command: str, since: str
+) -> None:
+    invoke(estate, "ask", "ph")
+    result = invoke(estate, command, "--since", since, "--json")
+    assert result.exit_code == 0, result.stderr
+    assert isinstance(json.loads(result.stdout), list)
+
+
+@pytest.mark.parametrize("since", ["soon", "0d", "-1d", "7w", "1.5h", "", "yesterday2", "9" * 99])
+@pytest.mark.parametrize("command", ["gaps", "signposts"])
+def test_malformed_since_exits_2_with_one_line(estate: Path, command: str, since: str) -> None:
+    result = invoke(estate, command, "--since", since)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.count("\n") == 1
+    assert "is not a date: use YYYY-MM-DD, 7d, 24h or yesterday" in result.stderr
 
 
 # ---------------------------------------------------------------------- real subprocess

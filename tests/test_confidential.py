@@ -16,7 +16,7 @@ import pytest
 
 from scout.demo.builder import EstateBuilder
 from tests.gitlab_server.server import GitLabServer
-from tests.test_gitlab_paths import TOKEN, config_text, placeholder, run_scout
+from tests.test_gitlab_paths import config_text, run_scout, serve_built
 
 SECRET = "kestrelmoon"  # in the confidential issue and the internal note only
 
@@ -58,11 +58,8 @@ def build(estate: Path, url: str) -> None:
 def estate(
     tmp_path: Path, gitlab_server_factory: Callable[..., GitLabServer]
 ) -> tuple[Path, GitLabServer]:
-    root = placeholder(tmp_path / "estate")
-    server = gitlab_server_factory(root, token=TOKEN)
-    (root / "estate.toml").unlink()
-    build(root, server.url)
-    return root, server
+    root = tmp_path / "estate"
+    return root, serve_built(root, gitlab_server_factory, build)
 
 
 def configure(directory: Path, url: str, kind: str, estate: Path, include: bool) -> Path:

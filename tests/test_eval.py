@@ -305,11 +305,35 @@ def test_the_demo_prints_its_eval_summary_offline(
     shown = scout("demo", "--dir", str(tmp_path / "shown"))
     assert shown.code == 0, shown.stderr
     text = shown.stdout.splitlines()
-    at = text.index("Eval (eval.toml, offline provider):")
-    assert text[at + 1].startswith(
-        f"  {sum(b['correct'] for b in evaluation['bands'].values())} of"
+    at = text.index(
+        "Eval (eval.toml, offline provider): 24 test questions with known right answers, "
+        "asked as a user would"
     )
-    assert text[at + 2].startswith("  citation precision")
+    assert text[at + 1].startswith(
+        f"  {sum(b['correct'] for b in evaluation['bands'].values())} of 24 handled right. "
+        "Answered, citing the right file: "
+    )
+    cited = evaluation["citations"]
+    assert text[at + 2].startswith(
+        f"  {cited['precise']} of {cited['answers']} answers cited only the right files"
+    )
+    assert text[at + 3].startswith("  What a cut-off on retrieval's score would cost instead")
+    # the demo's story in plain words: no check names, and the file only an issue brought in
+    story = shown.stdout
+    assert "corpus_rules" not in story and "rejected by" not in story
+    assert (
+        "  src/ledger/rates.py is in the corpus only because issue acme/ledger#1 linked to it "
+        "(https://gitlab.acme.example/acme/ledger/-/issues/1); the citation names the file, "
+        "never the issue"
+    ) in text
+    assert (
+        "  answered: The ledger rounds FX rates half-even to six decimal places, so that "
+        "rounding errors cancel out. [1]"
+    ) in text
+    assert (
+        "  5 refused: they pointed into private, excluded or archived projects, so were never read"
+    ) in text
+    assert any(line.startswith("  a documentation gap now: `scout gaps` lists it") for line in text)
 
 
 # --- comparing two runs --------------------------------------------------------------------------
@@ -406,7 +430,7 @@ def test_ask_logs_tokens_and_cost_and_gaps_totals_them(
     )
     assert (
         json.loads(runner.invoke(cli, ["--config", str(config), "gaps", "--json"]).stdout)[0][
-            "count"
+            "asked"
         ]
         == 1
     )

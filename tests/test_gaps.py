@@ -1,18 +1,35 @@
-"""The gap backlog: declined questions grouped after normalisation, ranked by count then recency."""
+"""The gap backlog: declined questions grouped by content words, ranked, with their nearest
+passages; ``--since`` in every documented form."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from scout.errors import UsageError
 from scout.gaps import GapGroup, gaps, group, normalise, parse_since, render
 from scout.store import QuestionRow, Store
+from tests.growth import assert_linear
+
+NEAR = {
+    "project": "acme/handbook",
+    "path": "docs/it.md",
+    "heading": "IT > Network",
+    "lines": [3, 9],
+    "url": "https://gitlab.acme.example/acme/handbook/-/blob/" + "a" * 40 + "/docs/it.md#L3-9",
+}
 
 
 def row(
-    asked_at: str, question: str, outcome: str = "declined", reason: str | None = "nothing matched"
+    asked_at: str,
+    question: str,
+    outcome: str = "declined",
+    reason: str | None = "nothing matched",
+    nearest: tuple[dict[str, Any], ...] = (),
+    cause: str | None = None,
 ) -> QuestionRow:
     return QuestionRow(
         asked_at=asked_at,
@@ -25,14 +42,29 @@ def row(
         input_tokens=0,
         output_tokens=0,
         usd=0.0,
+        nearest=nearest,
+        cause=cause,
     )
+
+
+WIFI = [
+    "What is the office wifi password?",
+    "what's the Office wifi password",
+    "Office wifi password: what is it?",
+    "OFFICE WIFI PASSWORDS?",
+    "the wifi password for the office, what\u2019s that",
+]
+
+
+@pytest.mark.parametrize("wording", WIFI[1:])
+def test_paraphrases_are_one_gap(wording: str) -> None:
+    assert normalise(wording) == normalise(WIFI[0]) == "offic password wifi"
 
 
 @pytest.mark.parametrize(
     ("a", "b"),
     [
         ("How do I rotate keys?", "how do i rotate KEYS"),
-        ("rotate keys", "keys, rotate!"),
         ("rotating the key", "the keys rotated"),
         ("Schlüssel rotieren", "SCHLÜSSEL rotieren?"),
     ],
@@ -42,32 +74,77 @@ def test_same_after_normalisation(a: str, b: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("a", "b"), [("rotate keys", "rotate certificates"), ("backup", "restore")]
+    ("a", "b"),
+    [
+        ("What is the office wifi password?", "What is the guest wifi password?"),
+        ("What is the office wifi password?", "How do I reset the office wifi?"),
+        ("rotate keys", "rotate certificates"),
+        ("backup", "restore"),
+    ],
 )
 def test_different_questions_stay_apart(a: str, b: str) -> None:
     assert normalise(a) != normalise(b)
 
 
-def test_groups_rank_by_count_then_recency_and_skip_answered() -> None:
+def test_a_gap_has_its_wordings_latest_first_and_its_latest_nearest_passages() -> None:
     rows = [
-        row("2026-11-01T10:00:00Z", "How do I rotate keys?"),
+        row("2026-11-01T10:00:00Z", WIFI[0], reason="no passage covers: wifi"),
         row("2026-11-02T10:00:00Z", "where are backups", reason="cited nothing"),
-        row("2026-11-03T10:00:00Z", "how do i rotate KEYS", reason="cited passage 9 of 8"),
+        row("2026-11-03T10:00:00Z", WIFI[1], reason="the passages do not say", nearest=(NEAR,)),
         row("2026-11-04T10:00:00Z", "deploy approvals"),
-        row("2026-11-05T10:00:00Z", "how do I rotate keys", outcome="answered", reason=None),
-        row("2026-11-06T10:00:00Z", "rotate keys how do I"),
+        row("2026-11-05T10:00:00Z", WIFI[0], outcome="answered", reason=None),
+        row("2026-11-06T10:00:00Z", WIFI[2], reason="no passage covers: password"),
+        row("2026-11-07T10:00:00Z", WIFI[0] + "  ", nearest=(NEAR,)),
     ]
-    assert group(rows) == [
-        GapGroup(
-            question="rotate keys how do I",
-            count=3,
-            reasons=("nothing matched", "cited passage 9 of 8"),
-            first_seen="2026-11-01T10:00:00Z",
-            last_seen="2026-11-06T10:00:00Z",
-        ),
-        GapGroup("deploy approvals", 1, ("nothing matched",), *["2026-11-04T10:00:00Z"] * 2),
-        GapGroup("where are backups", 1, ("cited nothing",), *["2026-11-02T10:00:00Z"] * 2),
+    backlog = group(rows)
+    assert [g.to_json() for g in backlog] == [
+        {
+            "question": WIFI[0] + "  ",
+            "wordings": [WIFI[0], WIFI[2], WIFI[1]],
+            "asked": 4,
+            "first": "2026-11-01T10:00:00Z",
+            "last": "2026-11-07T10:00:00Z",
+            "reason": "nothing matched",
+            "nearest": [NEAR],
+            "issues": [],
+        },
+        {
+            "question": "deploy approvals",
+            "wordings": ["deploy approvals"],
+            "asked": 1,
+            "first": "2026-11-04T10:00:00Z",
+            "last": "2026-11-04T10:00:00Z",
+            "reason": "nothing matched",
+            "nearest": [],
+            "issues": [],
+        },
+        {
+            "question": "where are backups",
+            "wordings": ["where are backups"],
+            "asked": 1,
+            "first": "2026-11-02T10:00:00Z",
+            "last": "2026-11-02T10:00:00Z",
+            "reason": "cited nothing",
+            "nearest": [],
+            "issues": [],
+        },
     ]
+    assert backlog[0].words == ("office", "wifi", "password")
+
+
+def test_empty_index_declines_and_wordless_questions_are_not_gaps() -> None:
+    rows = [
+        row("2026-11-01T10:00:00Z", "office wifi password", cause="index_empty"),
+        row("2026-11-02T10:00:00Z", "How do I?"),  # logged before such questions were refused
+        row("2026-11-03T10:00:00Z", "?!?"),
+    ]
+    assert group(rows) == []
+
+
+def test_stored_issue_links_are_attached_by_gap_key() -> None:
+    link = {"project": "acme/handbook", "iid": 4, "url": "https://g/acme/handbook/-/issues/4"}
+    (gap,) = group([row("2026-11-01T10:00:00Z", WIFI[0])], {normalise(WIFI[1]): [link]})
+    assert gap.issues == (link,)
 
 
 def test_gaps_reads_declined_questions_from_the_store_since_a_date(tmp_path: Path) -> None:
@@ -85,12 +162,17 @@ def test_gaps_reads_declined_questions_from_the_store_since_a_date(tmp_path: Pat
                 passages=0,
                 latency_ms=3,
                 asked_at=asked_at,
+                nearest=[{**NEAR, "body": "never stored"}],
             )
-        assert [(g.question, g.count) for g in gaps(store)] == [("how do i rotate KEYS", 2)]
-        assert [(g.question, g.count) for g in gaps(store, since="2026-11-01")] == [
+        assert [(g.question, g.asked) for g in gaps(store)] == [("how do i rotate KEYS", 2)]
+        assert gaps(store)[0].nearest == (NEAR,)  # only the place, never text
+        assert [(g.question, g.asked) for g in gaps(store, since="2026-11-01")] == [
             ("how do i rotate KEYS", 1)
         ]
         assert [g.to_json() for g in gaps(store, since="2026-11-02T09:00:01Z")] == []
+
+
+NOW = datetime(2026, 12, 1, 19, 45, 12, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -99,22 +181,91 @@ def test_gaps_reads_declined_questions_from_the_store_since_a_date(tmp_path: Pat
         ("2026-11-01", "2026-11-01T00:00:00Z"),
         ("2026-11-01T12:30:00Z", "2026-11-01T12:30:00Z"),
         ("2026-11-01T12:30:00+02:00", "2026-11-01T10:30:00Z"),
+        ("7d", "2026-11-24T19:45:12Z"),
+        ("1d", "2026-11-30T19:45:12Z"),
+        ("24h", "2026-11-30T19:45:12Z"),
+        ("36h", "2026-11-30T07:45:12Z"),
+        ("yesterday", "2026-11-30T00:00:00Z"),
+        (" Yesterday ", "2026-11-30T00:00:00Z"),
+        ("7D", "2026-11-24T19:45:12Z"),
     ],
 )
-def test_since_accepts_dates_and_times(text: str, stamp: str) -> None:
-    assert parse_since(text) == stamp
+def test_since_accepts_dates_times_and_relative_forms(text: str, stamp: str) -> None:
+    assert parse_since(text, now=NOW) == stamp
 
 
-@pytest.mark.parametrize("text", ["yesterday", "2026-13-01", "", "1 OR 1=1"])
+def test_yesterday_is_the_utc_day_before_whatever_the_local_zone() -> None:
+    just_after_midnight = datetime(2026, 12, 1, 0, 30, tzinfo=UTC)
+    assert parse_since("yesterday", now=just_after_midnight) == "2026-11-30T00:00:00Z"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "soon",
+        "2026-13-01",
+        "1 OR 1=1",
+        "0d",
+        "-7d",
+        "7 d",
+        "7days",
+        "1.5d",
+        "7w",
+        "d",
+        "9999999d",
+        "36601d",
+        "7d7d",
+        "yesterday\x1b[2J",
+        "7" * 10_000 + "d",
+        "2026-11-01\n7d",
+    ],
+)
 def test_since_rejects_anything_else(text: str) -> None:
-    with pytest.raises(UsageError, match="is not a date: use YYYY-MM-DD"):
-        parse_since(text)
+    with pytest.raises(UsageError, match="is not a date: use YYYY-MM-DD, 7d, 24h or yesterday"):
+        parse_since(text, now=NOW)
 
 
-def test_render_is_one_entry_per_group_and_printable() -> None:
-    groups = group([row("2026-11-01T10:00:00Z", "rotate\x1b[2J keys\nnow")])
+def test_since_error_is_one_printable_line() -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_since("x\x1b[2J\n" * 100, now=NOW)
+    message = str(caught.value)
+    assert "\x1b" not in message and "\n" not in message and len(message) < 200
+
+
+def test_render_is_one_entry_per_gap_and_printable() -> None:
+    groups = group(
+        [
+            row("2026-11-01T10:00:00Z", "rotate keys now"),
+            row("2026-11-02T10:00:00Z", "rotate\u202e keys\nnow\x07", nearest=(NEAR,)),
+        ]
+    )
     assert render(groups) == (
-        "   1  rotate [2J keys now\n"
-        "      seen 2026-11-01T10:00:00Z .. 2026-11-01T10:00:00Z; reasons: nothing matched"
+        "   2  rotate keys now\n"
+        "      also asked as: rotate keys now\n"
+        "      first 2026-11-01T10:00:00Z, last 2026-11-02T10:00:00Z; declined: nothing matched\n"
+        f"      nearest: acme/handbook docs/it.md L3-9  {NEAR['url']}"
     )
     assert render([]) == "No declined questions."
+
+
+def test_gap_json_is_exactly_the_contract() -> None:
+    gap = GapGroup("k", "q", ("q",), 1, "a", "b", "r")
+    assert list(gap.to_json()) == [
+        "question",
+        "wordings",
+        "asked",
+        "first",
+        "last",
+        "reason",
+        "nearest",
+        "issues",
+    ]
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["wifi ", "a" * 70 + " ", "what's ", "\u2019s'" * 3, "-_-.", "\u0301" * 5 + "x "],
+)
+def test_grouping_time_grows_linearly_with_the_question(unit: str) -> None:
+    assert_linear(lambda n: lambda: normalise(unit * n), 2_000)

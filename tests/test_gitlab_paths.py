@@ -46,6 +46,17 @@ def placeholder(estate: Path) -> Path:
     return estate
 
 
+def serve_built(
+    estate: Path, start: Callable[..., GitLabServer], build: Callable[[Path, str], None]
+) -> GitLabServer:
+    """A test server over an estate built for its URL (``build(estate, server.url)``): the
+    server starts on a placeholder, then the real estate is built into the same folder."""
+    server = start(placeholder(estate), token=TOKEN)
+    (estate / "estate.toml").unlink()
+    build(estate, server.url)
+    return server
+
+
 def config_text(
     url: str,
     *,

@@ -89,7 +89,29 @@ def _hostile_report() -> Report:
     evil = '"><script>alert(1)</script><a href="'
     return Report(
         generated_at=evil,
-        gaps=[GapGroup(question=evil, count=1, reasons=(evil,), first_seen=evil, last_seen=evil)],
+        gaps=[
+            GapGroup(
+                key=evil,
+                question=evil,
+                wordings=(evil, evil + "x"),
+                asked=1,
+                first=evil,
+                last=evil,
+                reason=evil,
+                nearest=(
+                    {
+                        "project": evil,
+                        "path": evil,
+                        "heading": evil,
+                        "lines": [1, 2],
+                        "url": "javascript:alert(1)",
+                    },
+                ),
+                issues=(
+                    {"project": evil, "iid": evil, "url": "javascript:alert(2)", "state": evil},
+                ),
+            )
+        ],
         gaps_total=1,
         summary=Summary(
             total=1,
@@ -208,8 +230,8 @@ def test_chromium_renders_the_counts_and_runs_no_script(page: Path, tmp_path: Pa
     counts = _counts(dom)
     expected = {
         "gaps-total": 2,
-        "gap-1-count": 2,
-        "gap-2-count": 1,
+        "gap-1-asked": 2,
+        "gap-2-asked": 1,
         "signposts-total": 32,
         "status-accepted": 16,
         "status-rejected": 16,

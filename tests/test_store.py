@@ -44,7 +44,14 @@ def test_a_blank_database_ends_with_the_expected_schema(tmp_path: Path) -> None:
             "and name not like 'passages_fts_%' and name not like 'sqlite_%'"
         )
     }
-    assert {"projects", "passages", "passages_fts", "questions"} <= tables
+    assert {"projects", "passages", "passages_fts", "questions", "gap_issues"} <= tables
+    assert [row[1:3] for row in db.execute("pragma table_info(gap_issues)")] == [
+        ("gap", "TEXT"),
+        ("links", "TEXT"),
+        ("searched_at", "TEXT"),
+    ]
+    questions = [row[1] for row in db.execute("pragma table_info(questions)")]
+    assert questions[-3:] == ["terms", "nearest", "cause"]
     assert {"passages_ai", "passages_ad", "passages_au"} <= tables
     assert db.execute("pragma journal_mode").fetchone()[0] == "wal"
     columns = {row[1]: row[2] for row in db.execute("pragma table_info(passages)")}
@@ -201,3 +208,19 @@ def test_the_sweep_status_of_a_new_store_serialises_as_before(tmp_path: Path) ->
             "last_read_at": None,
             "last_checked_at": None,
         }
+
+
+def test_gap_issue_links_keep_only_link_fields(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.db", create=True) as store:
+        link = {
+            "project": "acme/a",
+            "iid": 3,
+            "url": "https://g/acme/a/-/issues/3",
+            "state": "closed",
+        }
+        store.save_gap_issues("offic wifi", [{**link, "title": "never kept", "description": "no"}])
+        store.save_gap_issues("bake bread", [])
+        assert store.gap_issues() == {"offic wifi": [link], "bake bread": []}
+        store.save_gap_issues("offic wifi", [])  # a later search replaces the links
+        assert store.gap_issues()["offic wifi"] == []
+    assert b"never kept" not in (tmp_path / "s.db").read_bytes()

@@ -174,7 +174,12 @@ def _csv(rows: list[dict[str, Any]]) -> str:
 @click.option("--reason", default=None, help="Only verdicts whose reason contains this text.")
 @click.option("--kind", type=click.Choice(KINDS), default=None, help="Only this kind of reference.")
 @click.option("--project", default=None, help="Issue or target project (full path).")
-@click.option("--since", default=None, help="Checked at or after this date (YYYY-MM-DD).")
+@click.option(
+    "--since",
+    default=None,
+    metavar="DATE",
+    help="Checked on or after DATE: YYYY-MM-DD, 7d, 24h or yesterday (UTC).",
+)
 @click.option(
     "--limit",
     type=click.IntRange(0, 10_000_000),
@@ -209,7 +214,7 @@ def signposts(
             **_filters(status, check),
             kind=kind,
             project=project,
-            since=parse_since(since) if since else None,
+            since=parse_since(since) if since is not None else None,
             limit=None,
         )
         if reason is None or reason.lower() in row.reason.lower()

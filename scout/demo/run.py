@@ -10,7 +10,7 @@ import shlex
 import shutil
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,6 +76,11 @@ class DemoResult:
     answers: dict[str, AnswerResult]  # by question name
     audit: DemoAudit
     eval: EvalReport
+    # question name -> (cited file, issue reference, issue URL) for files in the corpus only
+    # because an accepted signpost brought them in (shown to people, not in --json)
+    brought_in: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    # question name -> "project path Lx-y" of the passages the gap backlog lists as nearest
+    nearest: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -125,6 +130,8 @@ def run_demo(directory: Path) -> DemoResult:
         }
         evaluation = _evaluate(store, provider, config.answer.passages)
         verdicts = store.signposts()
+        brought_in = {name: _brought_in(store, verdicts, a) for name, a in answers.items()}
+        nearest = _nearest(store, demo.questions, answers)
         rejected = Counter(str(v.check_name) for v in verdicts if v.status == "rejected")
         audit = DemoAudit(
             accepted=sum(v.status == "accepted" for v in verdicts), rejected_by_check=dict(rejected)
@@ -141,7 +148,46 @@ def run_demo(directory: Path) -> DemoResult:
         answers=answers,
         audit=audit,
         eval=evaluation,  # serialised at the edge (--json), by DemoResult.to_json()
+        brought_in={name: found for name, found in brought_in.items() if found},
+        nearest=nearest,
     )
+
+
+def _brought_in(
+    store: Any, verdicts: list[Any], answer: AnswerResult
+) -> list[tuple[str, str, str]]:
+    """The cited files no corpus rule let in, each with the issue whose link brought it in."""
+    found = []
+    for c in answer.citations:
+        in_corpus = any(
+            p.path == c.path and p.origin == "corpus" for p in store.passages(c.project)
+        )
+        issues = [
+            v
+            for v in verdicts
+            if v.status == "accepted" and (v.target_project, v.target_path) == (c.project, c.path)
+        ]
+        if issues and not in_corpus:
+            first = min(issues, key=lambda v: (v.issue_project, v.issue_iid))
+            found.append((c.path, f"{first.issue_project}#{first.issue_iid}", first.issue_url))
+    return found
+
+
+def _nearest(
+    store: Any, questions: dict[str, str], answers: dict[str, Any]
+) -> dict[str, list[str]]:
+    """For each declined question, where the gap backlog says its answer would go."""
+    from scout.gaps import gaps, normalise
+
+    backlog = {g.key: g for g in gaps(store)}
+    out = {}
+    for name, answer in answers.items():
+        gap = backlog.get(normalise(questions[name]))
+        if answer.outcome == "declined" and gap is not None:
+            out[name] = [
+                f"{n['project']} {n['path']} L{n['lines'][0]}-{n['lines'][1]}" for n in gap.nearest
+            ]
+    return out
 
 
 def _evaluate(store: Any, provider: Any, passages: int) -> EvalReport:
@@ -154,33 +200,67 @@ def _evaluate(store: Any, provider: Any, passages: int) -> EvalReport:
     return run_eval(questions, store=store, provider=provider, passages=passages, model=None)
 
 
+# What each check's rejections mean, in the words a newcomer would use.
+REJECTED = {
+    "corpus_rules": "pointed into private, excluded or archived projects, so were never read",
+    "resolves": "pointed at things no longer true at the head: a deleted line, a reverted "
+    "commit, an unmerged merge request",
+    "addresses": "pointed at a page that does not answer the question the issue asked",
+}
+LEFT_OUT = {
+    "project_archived": "archived",
+    "project_excluded": "excluded by the config",
+    "project_private": "private",
+}
+
+
 def render(result: DemoResult) -> str:
     from scout.verdict import Check
 
     index, sweep = result.index, result.sweep
+    left_out = ", ".join(
+        f"{v} {LEFT_OUT.get(k, k.replace('_', ' '))}" for k, v in sorted(index.skipped.items())
+    )
     lines = [
         f"Demo estate built in {result.directory} (config: {result.config})",
         "",
-        f"index: {index.projects_indexed} project(s) indexed, {index.passages} passages; "
-        f"left out: " + ", ".join(f"{k} {v}" for k, v in sorted(index.skipped.items())),
-        f"sweep: {sweep.issues_read} issue(s), {sweep.references} reference(s): "
-        f"{sweep.accepted} accepted, "
-        + ", ".join(f"{sweep.rejected[check]} rejected by {check.value}" for check in Check),
-        "",
+        f"index: {index.projects_indexed} project(s) indexed, {index.passages} passages of "
+        f"documentation; project(s) left out: {left_out}",
+        f"sweep: {sweep.issues_read} issue(s) read for links to files, pages, commits and merge "
+        f"requests (the issues' own text is never kept); {sweep.references} link(s) found:",
+        f"  {sweep.accepted} accepted: what they point at is now searchable, and cited as itself",
     ]
+    lines += [
+        f"  {sweep.rejected[check]} refused: they {REJECTED[check.value]}"
+        for check in Check
+        if sweep.rejected[check]
+    ]
+    lines.append("")
     for name, answer in result.answers.items():
         question = result.questions[name]
         lines.append(f"Q ({name}): {question}")
         if answer.outcome == "answered":
             lines.append(f"  answered: {answer.answer}")
             lines += [f"  [{c.n}] {c.url}" for c in answer.citations]
+            for path, issue, url in result.brought_in.get(name, []):
+                lines.append(
+                    f"  {path} is in the corpus only because issue {issue} linked to it "
+                    f"({url}); the citation names the file, never the issue"
+                )
         else:
             lines.append(f"  declined: {answer.reason}")
+            nearest = result.nearest.get(name)
+            if nearest:
+                lines.append(
+                    "  a documentation gap now: `scout gaps` lists it with the passages nearest "
+                    f"to an answer, where a writer would add it: {'; '.join(nearest)}"
+                )
         lines.append("")
-    from scout.evaluation.render import summary as eval_summary
-
-    lines.append(f"Eval ({EVAL_FILE}, offline provider):")
-    lines += [f"  {line}" for line in eval_summary(result.eval)]
+    lines.append(
+        f"Eval ({EVAL_FILE}, offline provider): {len(result.eval.rows)} test questions "
+        "with known right answers, asked as a user would"
+    )
+    lines += [f"  {line}" for line in _eval_lines(result.eval)]
     lines.append("")
     scout = invocation()
     lines.append(
@@ -191,3 +271,36 @@ def render(result: DemoResult) -> str:
     if scout != "scout" and activate.exists():
         lines.append(f"(or `source {activate}` first, then run plain `scout`)")
     return "\n".join(lines)
+
+
+def _eval_lines(report: EvalReport) -> list[str]:
+    """The eval's figures, each saying what it measures."""
+    from scout.evaluation.evalfile import Band
+    from scout.evaluation.figures import bands, citations, floor_loss, recall
+
+    by_band = bands(report.rows)
+
+    def of(band: Band) -> str:
+        b = by_band.get(band)
+        return f"{b.correct} of {b.n}" if b else "0 of 0"
+
+    total = sum(b.correct for b in by_band.values())
+    cites, found = citations(report.rows), recall(report.rows, report.k)
+
+    def share(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0%}"
+
+    return [
+        f"{total} of {len(report.rows)} handled right. Answered, citing the right file: "
+        f"{of(Band.ANSWERABLE)} questions the docs answer, {of(Band.CONTRADICTS)} whose "
+        f"premise the docs contradict. Declined: {of(Band.COVERED)} on a documented topic the "
+        f"docs do not answer, {of(Band.UNANSWERABLE)} the docs say nothing about.",
+        f"{cites.precise} of {cites.answers} answers cited only the right files; the right file "
+        f"was among the {found.k} passages retrieved for {share(found.recall_at_k)} of the "
+        "questions the docs answer.",
+        "What a cut-off on retrieval's score would cost instead of the model's judgement: "
+        "one strict enough to keep out 90% of the questions the docs say nothing about would "
+        f"lose {share(floor_loss(report.rows, Band.UNANSWERABLE))} of the answerable ones; one "
+        "keeping out 90% of those on a documented topic would lose "
+        f"{share(floor_loss(report.rows, Band.COVERED))} of them.",
+    ]

@@ -5,7 +5,8 @@ and ``gitlab`` (REST v4 through python-gitlab). Both yield these records and rai
 ``scout.errors.ForgeError`` (``NotFound`` for a 404), so nothing above this package knows which
 forge it talks to. Every call that would be a request on GitLab is counted in ``requests`` by kind
 (``projects``, ``project``, ``head``, ``tree``, ``files``, ``archive``, ``commits``, ``mrs``,
-``issues``, ``notes``, ``refs``) so tests and ``--json`` summaries can report forge economy.
+``issues``, ``notes``, ``refs``, ``search``) so tests and ``--json`` summaries can report forge
+economy.
 """
 
 from __future__ import annotations
@@ -99,6 +100,20 @@ class Issue:
 
 
 @dataclass(frozen=True)
+class IssueLink:
+    """An issue the forge's search found: a link, nothing of its title or text."""
+
+    project: str
+    iid: int
+    url: str
+    state: str
+    confidential: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {"project": self.project, "iid": self.iid, "url": self.url, "state": self.state}
+
+
+@dataclass(frozen=True)
 class Note:
     id: int
     body: str
@@ -188,6 +203,12 @@ class Forge(Protocol):
         """The issue's non-system notes."""
         ...
 
+    def search_issues(self, group: str, words: list[str], limit: int) -> list[IssueLink]:
+        """Up to ``limit`` issues of a group's projects that GitLab's issue search finds for
+        ``words`` (its ``search`` parameter: every word, in the title or the description); one
+        request, counted as ``search``."""
+        ...
+
 
 def lines_fragment(lines: tuple[int, int] | None) -> str:
     """The one line anchor: ``#L13`` for one line, ``#L13-20`` for a range (GitLab's own form),
@@ -228,6 +249,7 @@ __all__ = [
     "FileEntry",
     "Forge",
     "Issue",
+    "IssueLink",
     "MergeRequest",
     "Note",
     "Project",

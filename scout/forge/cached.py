@@ -5,8 +5,8 @@ the forge's type and never reach through it. Only lookups whose answer cannot ch
 are memoised: everything keyed by a sha, plus project metadata and heads (a sweep validates
 against one snapshot of the estate). Not-found answers are memoised too. The memo is bounded
 (least recently used out) so a huge sweep stays flat in memory. Listings (projects, files,
-issues, notes) pass straight through: they are read once per run, and notes are fetched from
-several threads, which the memo is not built for.
+issues, notes, searches) pass straight through: they are read once per run, and notes are fetched
+from several threads, which the memo is not built for.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from scout.forge.base import (
     FileEntry,
     Forge,
     Issue,
+    IssueLink,
     MergeRequest,
     Note,
     Project,
@@ -132,6 +133,9 @@ class CachedForge:
 
     def issue_notes(self, issue: Issue) -> Iterator[Note]:
         return self.inner.issue_notes(issue)
+
+    def search_issues(self, group: str, words: list[str], limit: int) -> list[IssueLink]:
+        return self.inner.search_issues(group, words, limit)
 
 
 def _is_a_forge(forge: CachedForge) -> Forge:

@@ -25,6 +25,7 @@ from scout.forge.base import (
     FileDiff,
     FileEntry,
     Issue,
+    IssueLink,
     MergeRequest,
     Note,
     Project,
@@ -480,6 +481,23 @@ class GitLabForge:
                 internal=bool(data.get("internal") or data.get("confidential")),
             )
 
+    def search_issues(self, group: str, words: list[str], limit: int) -> list[IssueLink]:
+        # GitLab's own issue search (doc/api/issues.md, "List group issues": ``search`` matches
+        # title and description, every word of it). Searches are rate-limited on their own,
+        # 30 a minute by default (NOTES-round3.md): one page, one request, through the shared
+        # limiter. Everything but the link fields is dropped here, title and text included.
+        path = f"/groups/{enc(group.strip('/'))}/issues"
+        query = {
+            "search": " ".join(words),
+            "in": "title,description",
+            "scope": "all",
+            "state": "all",
+            "per_page": str(min(100, max(limit * 4, 20))),
+        }
+        got = self._http.call("search", path, query, self._listing)
+        assert got is not None
+        return [_link(data) for data in got[0]]
+
 
 # JSON to records
 
@@ -536,6 +554,17 @@ def _diffs(items: Any) -> Diffs:
     lines = sum(d.diff.count("\n") for d in diffs)
     diffs.complete = len(diffs) < DIFF_FILES_FLOOR and lines < DIFF_LINES_FLOOR
     return diffs
+
+
+def _link(data: Any) -> IssueLink:
+    references = _get(data, "references", dict)
+    return IssueLink(
+        project=_get(references, "full", str).rsplit("#", 1)[0],
+        iid=_get(data, "iid", int),
+        url=_get(data, "web_url", str),
+        state=_get(data, "state", str),
+        confidential=bool(data.get("confidential", False)),
+    )
 
 
 def _issue(data: Any) -> Issue:

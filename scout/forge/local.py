@@ -24,6 +24,7 @@ from scout.forge.base import (
     FileDiff,
     FileEntry,
     Issue,
+    IssueLink,
     MergeRequest,
     Note,
     Project,
@@ -364,6 +365,56 @@ class LocalForge:
                         updated_at=timefmt.from_forge(note.get("updated_at")),
                         internal=bool(note.get("internal", False)),
                     )
+
+    def search_issues(self, group: str, words: list[str], limit: int) -> list[IssueLink]:
+        """GitLab's issue search over the estate's issue files, newest first (GitLab's default
+        order, ``created_at`` descending); see :func:`issue_matches` for the matching."""
+        self.requests["search"] += 1
+        found = []
+        for path, target in self._issue_files(group):
+            for record in self._read_issues(path, target):
+                text = f"{record.get('title') or ''}\n{record.get('description') or ''}"
+                if issue_matches(words, text):
+                    url = record.get("web_url") or f"{self.url}/{path}/-/issues/{record['iid']}"
+                    link = IssueLink(
+                        project=path,
+                        iid=int(record["iid"]),
+                        url=str(url),
+                        state=str(record.get("state", "opened")),
+                        confidential=bool(record.get("confidential", False)),
+                    )
+                    found.append((str(record.get("created_at") or ""), link))
+        found.sort(key=lambda f: (f[0], f[1].iid), reverse=True)
+        return [link for _, link in found][: max(limit * 4, 20)]
+
+
+MAX_SEARCHED_CHARS = 1_048_576  # GitLab's limit on a description (and far above a title's 255)
+
+
+def issue_matches(words: list[str], text: str) -> bool:
+    """GitLab's full-text issue search, as far as a local estate needs it: every word of the
+    search must begin some word of the title or description (case folded; PostgreSQL's prefix
+    match, ``word:*``, joined with ``&``), and a search with no words matches nothing. GitLab
+    also stems English words; here a plural's ``s`` is the only ending set aside."""
+    wanted = [_singular(w) for w in (w.casefold() for w in words) if w]
+    if not wanted:
+        return False
+    folded = text[:MAX_SEARCHED_CHARS].casefold()
+    return all(_begins_a_word(folded, w) for w in wanted)
+
+
+def _begins_a_word(text: str, word: str) -> bool:
+    # Each occurrence is looked at once, by its one preceding character: linear in the text.
+    at = text.find(word)
+    while at != -1:
+        if at == 0 or not text[at - 1].isalnum():
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def _at_or_after(value: object, after: str) -> bool:

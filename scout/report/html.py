@@ -35,6 +35,7 @@ code{font:12px ui-monospace,monospace;word-break:break-all}
 .muted{color:#5b6570}.cards{display:flex;gap:1rem;flex-wrap:wrap}
 .card{border:1px solid #d8dee4;border-radius:6px;padding:.5rem 1rem;min-width:8rem}
 .card b{display:block;font-size:1.5rem}nav a{margin-right:1rem}
+ul.plain{margin:0;padding:0;list-style:none}ul.plain li{margin-bottom:.3rem}.nw{white-space:nowrap}
 """
 
 
@@ -86,25 +87,65 @@ def _gaps(report: Report) -> str:
         return cost + "<p>No declined questions.</p>"
     rows = [
         [
-            _count(f"gap-{n}-count", g.count),
-            _e(g.question),
-            "<br>".join(_e(r) for r in g.reasons) or "-",
-            _e(g.first_seen),
-            _e(g.last_seen),
+            _count(f"gap-{n}-asked", g.asked),
+            _wordings(g.question, g.wordings),
+            _e(g.reason or "-"),
+            f'<span class="nw">{_e(g.first)}</span><br><span class="nw">{_e(g.last)}</span>',
+            _nearest(g.nearest),
+            _issue_links(g.issues),
         ]
         for n, g in enumerate(report.gaps, start=1)
     ]
     shown = f" (the top {len(rows)} shown)" if report.gaps_total > len(rows) else ""
     return (
-        cost
-        + f"<p>{_count('gaps-total', report.gaps_total)} declined question group(s){_e(shown)}, "
-        "most asked first.</p>"
+        cost + f"<p>{_count('gaps-total', report.gaps_total)} documentation gap(s){_e(shown)}, "
+        "most asked first. <b>Nearest passages</b> are what retrieval found and the model "
+        "judged not to answer: the page a writer would extend. <b>Issues</b> are threads "
+        "GitLab's issue search found for the same words (<code>scout gaps --issues</code>), "
+        "where the answer may already be written.</p>"
         + _table(
-            ["asked", "question (latest wording)", "why declined", "first", "last"],
+            [
+                "asked",
+                "question (latest wording first)",
+                "why declined",
+                "first / last",
+                "nearest passages",
+                "issues",
+            ],
             rows,
             numeric=(0,),
         )
     )
+
+
+def _wordings(question: str, wordings: Iterable[str]) -> str:
+    latest = " ".join(question.split())
+    others = [w for w in wordings if w != latest]
+    more = "".join(f'<br><span class="muted">{_e(w)}</span>' for w in others)
+    return f"<b>{_e(question)}</b>{more}"
+
+
+def _nearest(nearest: Iterable[dict[str, Any]]) -> str:
+    items = []
+    for n in nearest:
+        lines = n.get("lines") or [0, 0]
+        where = f"{n.get('project')} {n.get('path')} L{lines[0]}-{lines[-1]}"
+        heading = f'<br><span class="muted">{_e(n.get("heading"))}</span>'
+        items.append(f"<li>{_link(n.get('url'), where)}{heading}</li>")
+    return f'<ul class="plain">{"".join(items)}</ul>' if items else "-"
+
+
+def _issue_links(issues: Iterable[dict[str, Any]]) -> str:
+    items = [
+        f"<li>{_issue(str(i.get('project')), _iid(i.get('iid')), i.get('url'))} "
+        f'<span class="muted">{_e(i.get("state"))}</span></li>'
+        for i in issues
+    ]
+    return f'<ul class="plain">{"".join(items)}</ul>' if items else "-"
+
+
+def _iid(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _cards(summary: Summary) -> str:
@@ -309,7 +350,7 @@ def render_html(report: Report) -> str:
         f'<p class="muted">Generated {_e(report.generated_at)}.</p>'
         '<nav><a href="#gaps">Gap backlog</a><a href="#signposts">Signpost audit</a>'
         '<a href="#index">Index</a></nav>'
-        f'<section id="gaps"><h2>Gap backlog: declined questions</h2>{_gaps(report)}</section>'
+        f'<section id="gaps"><h2>Gap backlog: what to document next</h2>{_gaps(report)}</section>'
         f'<section id="signposts"><h2>Signpost audit</h2>{_audit(report)}</section>'
         f'<section id="index"><h2>Index</h2>{_index(report)}</section>'
         "</body></html>\n"

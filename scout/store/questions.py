@@ -1,10 +1,22 @@
-"""The question log: every question's outcome, for the gap backlog (never passage text)."""
+"""The question log: every question's outcome, for the gap backlog (never passage text).
+
+A declined question keeps where retrieval looked (its best three passages' project, path,
+heading, lines and url), never what they say; a gap keeps the issue links the forge's search last
+found (project, iid, url, state), never an issue's title or text.
+"""
 
 from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
 
 from scout import timefmt
 from scout.store.base import Connected
 from scout.store.records import QUESTION_COLUMNS, QUESTION_FIELDS, QuestionRow, by_name
+
+NEAREST_FIELDS = ("project", "path", "heading", "lines", "url")
+LINK_FIELDS = ("project", "iid", "url", "state")
 
 
 class QuestionLog(Connected):
@@ -23,12 +35,15 @@ class QuestionLog(Connected):
         input_tokens: int = 0,
         output_tokens: int = 0,
         usd: float | None = 0.0,
+        terms: Sequence[str] = (),
+        nearest: Sequence[dict[str, Any]] = (),
+        cause: str | None = None,
     ) -> None:
         with self.transaction():
             self._db.execute(
                 "insert into questions (asked_at, question, outcome, reason, provider, passages,"
-                " latency_ms, input_tokens, output_tokens, usd) "
-                "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " latency_ms, input_tokens, output_tokens, usd, terms, nearest, cause) "
+                "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     asked_at or timefmt.now(),
                     question,
@@ -40,6 +55,9 @@ class QuestionLog(Connected):
                     input_tokens,
                     output_tokens,
                     usd,
+                    json.dumps(list(terms), ensure_ascii=False),
+                    json.dumps([_only(n, NEAREST_FIELDS) for n in nearest], ensure_ascii=False),
+                    cause,
                 ],
             )
 
@@ -57,6 +75,45 @@ class QuestionLog(Connected):
         cursor = self._db.execute(
             f"select {QUESTION_COLUMNS} from questions {where} order by asked_at, id", args
         )
-        return [QuestionRow(**by_name(QUESTION_FIELDS, row)) for row in cursor.fetchall()]
+        rows = []
+        for row in cursor.fetchall():
+            values = by_name(QUESTION_FIELDS, row)
+            # rows logged before the gap loop's migration have neither
+            values["terms"] = tuple(_json_list(values["terms"]))
+            nearest = _json_list(values["nearest"])
+            values["nearest"] = tuple(n for n in nearest if isinstance(n, dict))
+            rows.append(QuestionRow(**values))
+        return rows
 
-    # audit reads
+    # the issue links of a gap, keyed by the gap's content-word key
+
+    def save_gap_issues(self, gap: str, links: Sequence[dict[str, Any]]) -> None:
+        """Replace the links the forge's search found for ``gap`` (links only, see above)."""
+        kept = [_only(link, LINK_FIELDS) for link in links]
+        with self.transaction():
+            self._db.execute(
+                "insert or replace into gap_issues (gap, links, searched_at) values (?, ?, ?)",
+                [gap, json.dumps(kept, ensure_ascii=False), timefmt.now()],
+            )
+
+    def gap_issues(self) -> dict[str, list[dict[str, Any]]]:
+        """Every gap's last found issue links, by gap key."""
+        return {
+            str(gap): [link for link in _json_list(links) if isinstance(link, dict)]
+            for gap, links in self._db.execute("select gap, links from gap_issues")
+        }
+
+
+def _only(record: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    # Only the named fields are ever written: a caller's richer record cannot leak into the log.
+    return {name: record.get(name) for name in names}
+
+
+def _json_list(text: Any) -> list[Any]:
+    if not isinstance(text, str):
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    return value if isinstance(value, list) else []

@@ -165,6 +165,9 @@ class QuestionRow:
     input_tokens: int
     output_tokens: int
     usd: float | None
+    terms: tuple[str, ...] = ()  # content words: the gap's grouping key
+    nearest: tuple[dict[str, Any], ...] = ()  # a decline's best three passages (no text)
+    cause: str | None = None  # why a decline is not a gap: ``index_empty``
 
 
 @dataclass(frozen=True)

@@ -204,6 +204,28 @@ def _m7_one_line_anchor() -> str:
         """
 
 
+def _m8_gap_loop() -> str:
+    """What the gap backlog needs to say where an answer should go.
+
+    Each question's content words (``terms``, a JSON list: the gap's grouping key), the best
+    three passages retrieval found for a declined one (``nearest``, a JSON list of project, path,
+    heading, lines and url: the page a writer would extend), and the ``cause`` of a decline that
+    is not a gap (``index_empty``). ``gap_issues`` keeps, per gap, the issue links the forge's
+    search last found (project, iid, url, state: links only, never a title or text), so the
+    report shows them offline and a run never repeats GitLab's rate-limited searches.
+    """
+    return """
+        alter table questions add column terms text;
+        alter table questions add column nearest text;
+        alter table questions add column cause text;
+        create table gap_issues (
+            gap text primary key,
+            links text not null,
+            searched_at text not null
+        );
+        """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     _m1_corpus,
     _m2_questions,
@@ -212,6 +234,7 @@ MIGRATIONS: list[Callable[[], str]] = [
     _m5_issue_failures,
     _m6_corpus_rules,
     _m7_one_line_anchor,
+    _m8_gap_loop,
 ]
 
 

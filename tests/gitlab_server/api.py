@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from tests.gitlab_server import shapes
+from tests.gitlab_server import search, shapes
 from tests.gitlab_server.estate import EstateData, ProjectInfo
 from tests.gitlab_server.limits import DiffLimits, archive_with_lfs, lfs_object
 from tests.gitlab_server.wire import (
@@ -482,9 +482,16 @@ def _issues(ctx: Context, projects: list[ProjectInfo]) -> Response:
     order = first(ctx.query, "order_by") or "created_at"
     if order not in ("created_at", "updated_at"):
         raise ApiError(400, "order_by does not have a valid value", "error")
+    query = first(ctx.query, "search")
+    columns = set((first(ctx.query, "in") or "title,description").split(","))
+    if not columns <= {"title", "description"}:
+        raise ApiError(400, "in does not have a valid value", "error")
     rows = []
     for p in projects:
         for record in ctx.data.issues(p.path):
+            title, text = str(record.get("title") or ""), str(record.get("description") or "")
+            if query and not search.matches(query, title, text, columns):
+                continue  # GitLab's matching: see search.py
             row = shapes.issue(ctx.data, p, record)
             # GitLab stores microseconds and shows milliseconds: filters and order use what it
             # stores (doc/api/issues.md; timestamps as in doc/api/rest/index.md "Data validation

@@ -76,6 +76,9 @@ class RateRule:
     headers: bool
     per_project: bool
     advertise: bool
+    # GitLab's search_rate_limit counts only requests that carry ``search`` (30 a minute for an
+    # authenticated user by default; GitLab MR !80631, "Add configurable search rate limits")
+    searches: bool = False
     # Where windows start: 0 aligns them on the epoch, as Rack::Attack's fixed windows are; a test
     # that needs a whole window ahead of it (an hour-long one, say) starts one now, so it does not
     # depend on the minute of the hour it happens to run in.
@@ -101,6 +104,7 @@ class RateLimits:
         per_project: bool = False,
         advertise: bool = False,
         starting_now: bool = False,
+        searches: bool = False,
     ) -> None:
         rule = RateRule(
             limit,
@@ -109,6 +113,7 @@ class RateLimits:
             headers,
             per_project,
             advertise,
+            searches,
             origin=time.time() if starting_now else 0.0,
         )
         with self._lock:
@@ -118,13 +123,18 @@ class RateLimits:
         with self._lock:
             self._rules.clear()
 
-    def check(self, path: str, now: float | None = None) -> tuple[bool, dict[str, str]]:
-        """(throttled?, headers to send) for one request on ``path``."""
+    def check(
+        self, path: str, now: float | None = None, *, searching: bool = False
+    ) -> tuple[bool, dict[str, str]]:
+        """(throttled?, headers to send) for one request on ``path`` (``searching``: it carries
+        a ``search`` parameter)."""
         now = time.time() if now is None else now
         headers: dict[str, str] = {}
         with self._lock:
             for rule in self._rules:
                 if rule.match is not None and not rule.match.search(path):
+                    continue
+                if rule.searches and not searching:
                     continue
                 period = math.floor((now - rule.origin) / rule.window)
                 found = _PROJECT.match(path)

@@ -102,7 +102,8 @@ class _Handler(BaseHTTPRequestHandler):
                 response = _fault_response(fault.kind, fault.status, fault.retry_after)
         if response is None:
             # Throttles count before authentication, as Rack::Attack does.
-            throttled, limit_headers = owner.rate_limits.check(raw_path)
+            searching = any(query.get("search") or ())
+            throttled, limit_headers = owner.rate_limits.check(raw_path, searching=searching)
             if throttled:
                 response = Response(429, b"Retry later\n", {"Content-Type": "text/plain"})
             else:

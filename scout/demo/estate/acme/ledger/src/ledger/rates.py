@@ -5,19 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 
-# FX rates are stored and applied with exactly six decimal places, rounded half-even (banker's
-# rounding). We used half-up until the 2025 year-end audit: on tens of thousands of conversions a
-# month, half-up pushed every tie the same way and the month-end revaluation drifted upward by a
-# few cents per thousand postings. Half-even sends ties to the even digit, so the errors cancel
-# out. Six places is what the central bank publishes; more would invent precision we do not have.
+# The ledger rounds FX rates half-even to six decimal places, so that rounding errors cancel out.
+# Half-even (banker's rounding) sends a tie to the even digit instead of always up.
+# Half-up, used until the 2025 year-end audit, pushed every tie the same way on tens of thousands
+# of conversions a month, and the month-end revaluation drifted up a few cents per thousand.
+# Six places is what the central bank publishes; more would invent precision we do not have.
 FX_RATE_PLACES = 6
 FX_RATE_QUANTUM = Decimal(1).scaleb(-FX_RATE_PLACES)
-FX_RATE_ROUNDING = ROUND_HALF_EVEN
+
+TIES = ROUND_HALF_EVEN
 
 
 def normalise_rate(rate: Decimal) -> Decimal:
     """A rate as the ledger stores it: six places, half-even."""
-    return rate.quantize(FX_RATE_QUANTUM, rounding=FX_RATE_ROUNDING)
+    return rate.quantize(FX_RATE_QUANTUM, rounding=TIES)
 
 
 @dataclass
