@@ -218,24 +218,3 @@ def answering_cost(store: Store, *, since: str | None = None) -> AnsweringCost:
         usd=sum(r.usd for r in rows if r.usd is not None),
         unpriced=sum(r.usd is None for r in rows),
     )
-
-
-def render(groups: list[GapGroup]) -> str:
-    if not groups:
-        return "No declined questions."
-    lines = []
-    for g in groups:
-        lines.append(f"{g.asked:>4}  {printable(g.question)}")
-        others = [w for w in g.wordings if w != " ".join(g.question.split())]
-        if others:
-            lines.append(f"      also asked as: {'; '.join(printable(w) for w in others)}")
-        why = printable(g.reason or "-")
-        lines.append(f"      first {g.first}, last {g.last}; declined: {why}")
-        for n in g.nearest:
-            a, b = n.get("lines") or (0, 0)
-            place = printable(f"{n.get('project')} {n.get('path')} L{a}-{b}", 1_000)
-            lines.append(f"      nearest: {place}  {printable(str(n.get('url')), 2_000)}")
-        for i in g.issues:
-            ref = printable(f"{i.get('project')}#{i.get('iid')} ({i.get('state')})", 1_000)
-            lines.append(f"      issue: {ref}  {printable(str(i.get('url')), 2_000)}")
-    return "\n".join(lines)

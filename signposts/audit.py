@@ -30,8 +30,8 @@ from scout.audit_records import (
     RejectionGroup,
     Summary,
 )
-from scout.safe_text import printable
 from scout.store import SignpostRow
+from scout.table import Column, Styled, Terminal, table, wrap
 from scout.verdict import Check, Kind, Status
 
 CHECKS = tuple(c.value for c in Check)
@@ -184,8 +184,8 @@ def _check_order(check: str) -> int:
     return CHECKS.index(check) if check in CHECKS else len(CHECKS)
 
 
-def render(summary: Summary) -> str:
-    """The human rendering of :func:`summarise`."""
+def render(summary: Summary, terminal: Terminal | None = None) -> str | Styled:
+    """The human rendering of :func:`summarise`: counts as sentences, rankings as tables."""
     if not summary.total:
         return "no signposts yet: run `scout sweep`"
     s = summary
@@ -208,25 +208,61 @@ def render(summary: Summary) -> str:
         f"issues whose every signpost was rejected: {s.all_rejected_issues.issues} of "
         f"{s.all_rejected_issues.of} ({s.all_rejected_issues.share:.0%})",
     ]
+    out: list[str | Styled] = [wrap("\n".join(lines), terminal)]
     if s.reasons:
-        lines += ["", "rejections by reason:"]
-        lines += [f"{r.count:>5}  {r.check:<12} {printable(r.reason, 120)}" for r in s.reasons]
+        rows = [{"count": r.count, "check": r.check, "reason": r.reason} for r in s.reasons]
+        out += ["", "rejections by reason:", table(rows, REASONS, terminal=terminal)]
     if s.top_issues:
-        lines += ["", "issues with the most rejected signposts:"]
-        lines += [
-            f"{i.rejected:>5}  of {i.total:<3} {printable(i.project)}#{i.iid}  {printable(i.url)}"
+        rows = [
+            {
+                "rejected": i.rejected,
+                "of": i.total,
+                "issue": f"{i.project}#{i.iid}",
+                "url": i.url,
+            }
             for i in s.top_issues
         ]
+        out += [
+            "",
+            "issues with the most rejected signposts:",
+            table(rows, ISSUES, terminal=terminal),
+        ]
     if s.top_accepted_targets:
-        lines += ["", "targets most often signposted (accepted):"]
-        lines += [f"{t.count:>5}  {printable(t.target)}" for t in s.top_accepted_targets]
+        rows = [{"count": t.count, "target": t.target} for t in s.top_accepted_targets]
+        out += [
+            "",
+            "targets most often signposted (accepted):",
+            table(rows, ACCEPTED, terminal=terminal),
+        ]
     if s.top_rejected_targets:
-        lines += ["", "targets most often rejected:"]
-        lines += [
-            f"{t.count:>5}  {printable(t.reference, 100)}  ({t.check})"
+        rows = [
+            {"count": t.count, "reference": t.reference, "check": t.check}
             for t in s.top_rejected_targets
         ]
-    return "\n".join(lines)
+        out += ["", "targets most often rejected:", table(rows, REJECTED, terminal=terminal)]
+    return Styled.join(out)
+
+
+REASONS = (
+    Column("count", "n", align="right", caption=False),
+    Column("check", "check", caption=False),
+    Column("reason", "reason", flex=1, minimum=24, caption=False),
+)
+ISSUES = (
+    Column("rejected", "rejected", align="right", caption=False),
+    Column("of", "of", align="right", caption=False),
+    Column("issue", "issue", cut="middle", flex=1, minimum=16, caption=False),
+    Column("url", "url", cut="middle", flex=2, minimum=10_000, drop=1, caption=False),
+)
+ACCEPTED = (
+    Column("count", "n", align="right", caption=False),
+    Column("target", "target", cut="middle", flex=1, minimum=24, caption=False),
+)
+REJECTED = (
+    Column("count", "n", align="right", caption=False),
+    Column("reference", "reference", cut="middle", flex=1, minimum=24, caption=False),
+    Column("check", "check", caption=False),
+)
 
 
 def rejections(

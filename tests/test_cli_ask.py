@@ -151,10 +151,12 @@ def test_gaps_groups_declined_questions(estate: Path) -> None:
     assert [[n["project"], n["path"], n["lines"]] for n in groups[0]["nearest"]] == NEAREST
     assert groups[0]["nearest"][0]["url"].endswith("/docs/backups.md#L1-9")
     assert groups[1]["nearest"] == [] and groups[0]["issues"] == []
-    human = invoke(estate, "gaps").stdout.splitlines()
-    assert human[0] == "   2  Storage: how do i rotate BACKUPS to TAPE"
-    assert human[1] == "      also asked as: How do I rotate backups to tape storage?"
-    assert "   1  ph" in human
+    wide = CliRunner().invoke(cli, ["--config", str(estate), "gaps"], env={"COLUMNS": "200"})
+    header, first, second, *_ = wide.stdout.splitlines()
+    assert header.split()[:2] == ["asked", "question"]
+    assert first.startswith("    2  Storage: how do i rotate BACKUPS to TAPE (+1 other wording)  ")
+    assert "acme/ops docs/backups.md L1-9" in first  # the nearest passage: where it would go
+    assert second.startswith("    1  ph  ")
 
 
 NEAREST = [
@@ -309,3 +311,12 @@ def test_subprocess_usage_error_exits_2(tmp_path: Path, claude_env: dict[str, st
     done = run_scout(write_config(tmp_path), claude_env, "ask", "🔑 ?", "--json")
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == "scout: question has no words to search for: ask in words\n"
+
+
+def test_gaps_nl_is_one_line_per_group(estate: Path) -> None:
+    for question in ["How do I rotate backups to tape?", "Lisbon weather", "Weather, Lisbon?"]:
+        invoke(estate, "ask", question)
+    listed = json.loads(invoke(estate, "gaps", "--json").stdout)
+    lines = invoke(estate, "gaps", "--nl").stdout.splitlines()
+    assert len(lines) == len(listed) == 2
+    assert [json.loads(line) for line in lines] == listed

@@ -50,13 +50,21 @@ def test_search_json_lists_passages_best_first(estate: Path) -> None:
 
 
 def test_search_table_names_each_passage_and_its_permalink(estate: Path) -> None:
-    result = invoke(estate, "search", "restore a backup")
-    assert result.exit_code == 0
-    lines = result.stdout.splitlines()
-    assert len(lines) == 2
-    assert lines[0].startswith("  1  ")
-    assert lines[0].endswith("acme/ops docs/backups.md L1-9  Backups")
-    assert lines[1].strip() == BACKUPS_URL
+    wide = CliRunner().invoke(
+        cli, ["--config", str(estate), "search", "restore a backup"], env={"COLUMNS": "200"}
+    )
+    assert wide.exit_code == 0
+    header, row = wide.stdout.splitlines()
+    assert header.split() == ["#", "score", "project", "path", "lines", "heading", "permalink"]
+    assert row.startswith("1  ")
+    assert row.endswith("acme/ops  docs/backups.md  L1-9   Backups  " + BACKUPS_URL)
+    # a permalink is never cut (a cut one opens nothing): too narrow, and it says where it is
+    narrow = CliRunner().invoke(
+        cli, ["--config", str(estate), "search", "restore a backup"], env={"COLUMNS": "80"}
+    )
+    narrow = narrow.stdout.splitlines()
+    assert "permalink" not in narrow[0] and BACKUPS_URL not in narrow[1]
+    assert narrow[-1] == "permalinks: a wider terminal, or --json / --nl"
 
 
 def test_search_nothing_matched_is_an_empty_result(estate: Path) -> None:

@@ -43,6 +43,25 @@ def test_every_command_has_help_and_a_readme_entry(name: str, command: click.Com
     assert "--json" in option_names, f"{name} lacks --json"
 
 
+# Every command whose result is a list of rows (its --json document is a list, or holds one).
+LISTS = {"scout search", "scout signposts", "scout signposts extract", "scout gaps", "scout eval"}
+
+
+@pytest.mark.parametrize(("name", "command"), COMMANDS)
+def test_every_command_that_lists_rows_has_nl_and_a_readme_entry(
+    name: str, command: click.Command
+) -> None:
+    option_names = {opt for param in command.params for opt in getattr(param, "opts", [])}
+    assert ("--nl" in option_names) == (name in LISTS), f"{name}: --nl iff it lists rows"
+    assert ("--no-pager" in option_names) == (name in LISTS), f"{name}: --no-pager iff --nl"
+    if name in LISTS:
+        (conventions,) = [line for line in README.splitlines() if line.startswith("- **`--nl`**")]
+        paragraph = README[README.index(conventions) :].split("\n- ")[0]
+        assert f"`{name}`" in paragraph, f"{name} is not among the README's --nl commands"
+        entry = README[README.index(f"- `{name} ") :].split("\n- ")[0]
+        assert "--nl" in entry, f"the README entry of {name} does not show --nl"
+
+
 def test_every_exit_code_is_in_the_readme_table() -> None:
     rows = dict(re.findall(r"^\| (\d) \| (.+) \|$", README, flags=re.MULTILINE))
     assert sorted(int(code) for code in rows) == sorted(EXIT_CODES)

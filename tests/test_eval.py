@@ -202,7 +202,8 @@ def test_the_text_report_lists_every_band_and_question(
     assert lines[3].split() == ["answerable", "2", "2", "0", "2"]
     assert "6 of 6" not in result.stdout and "5 of 6 correct" not in result.stdout
     assert "4 of 6 correct: answerable 2/2, contradicts 1/1, covered 0/1, unanswerable 1/2" in lines
-    assert sum(line.startswith(("ok  ", "--  ")) for line in lines) == 6
+    header = lines.index(next(line for line in lines if line.split()[:2] == ["ok", "band"]))
+    assert sorted(line.split()[0] for line in lines[header + 1 :]) == ["--"] * 2 + ["ok"] * 4
 
 
 # --- bad eval files: exit 3, naming the file and the entry ---------------------------------------
@@ -461,3 +462,23 @@ def test_token_cost_counts_cache_reads_and_writes() -> None:
         cache_read_tokens=1_000_000,
     ) == pytest.approx(3.0 * 1.25 + 3.0 * 0.1 + 0.015)
     assert cost("unknown-model", input_tokens=5, output_tokens=5) is None
+
+
+def test_nl_is_one_line_per_question_and_per_compared_figure(
+    estate: tuple[Path, Path], claude_bin: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    config, eval_file = estate
+    monkeypatch.setenv("FAKE_CLAUDE_OUTPUT", json.dumps(DECLINE))
+    listed = figures(run_eval(config, str(eval_file), "--json"))["rows"]
+    lines = run_eval(config, str(eval_file), "--nl").stdout.splitlines()
+    assert len(lines) == len(listed) == 6
+
+    def steady(row: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in row.items() if k != "latency_ms"}  # the one field that varies
+
+    assert [steady(json.loads(line)) for line in lines] == [steady(r) for r in listed]
+    run = tmp_path / "a.json"
+    run.write_text(run_eval(config, str(eval_file), "--json").stdout)
+    compared = run_eval(config, "--compare", str(run), str(run), "--json").json()["figures"]
+    nl = run_eval(config, "--compare", str(run), str(run), "--nl").stdout.splitlines()
+    assert [json.loads(line) for line in nl] == compared

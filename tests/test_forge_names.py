@@ -6,6 +6,7 @@ counted ``skipped.other_host`` (before: dropped with nothing counted anywhere).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -148,7 +149,11 @@ def test_extract_dropped_says_what_was_dropped_and_why(
     assert [r["reference"] for r in doc["references"]] == [BLOB]
     assert doc["dropped"] == [{"reference": f"https://gitlab.com/{BLOB}", "reason": "other_host"}]
     text = scout("signposts", "extract", "--dropped", str(issue), config=config)
-    assert text.stdout.splitlines()[-1] == f"dropped       https://gitlab.com/{BLOB} (other_host)"
+    last = text.stdout.splitlines()[-1].split()
+    assert last[0] == "dropped" and last[-1] == "(other_host)", text.stdout
+    lines = scout("signposts", "extract", "--dropped", "--nl", str(issue), config=config)
+    rows = [json.loads(line) for line in lines.stdout.splitlines()]
+    assert [r["kind"] for r in rows] == ["file", "dropped"] and rows[1]["reason"] == "other_host"
 
 
 @pytest.mark.parametrize(

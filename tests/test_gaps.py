@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from scout.errors import UsageError
-from scout.gaps import GapGroup, gaps, group, normalise, parse_since, render
+from scout.gaps import GapGroup, gaps, group, normalise, parse_since
 from scout.store import QuestionRow, Store
 from tests.growth import assert_linear
 
@@ -231,22 +231,6 @@ def test_since_error_is_one_printable_line() -> None:
         parse_since("x\x1b[2J\n" * 100, now=NOW)
     message = str(caught.value)
     assert "\x1b" not in message and "\n" not in message and len(message) < 200
-
-
-def test_render_is_one_entry_per_gap_and_printable() -> None:
-    groups = group(
-        [
-            row("2026-11-01T10:00:00Z", "rotate keys now"),
-            row("2026-11-02T10:00:00Z", "rotate\u202e keys\nnow\x07", nearest=(NEAR,)),
-        ]
-    )
-    assert render(groups) == (
-        "   2  rotate keys now\n"
-        "      also asked as: rotate keys now\n"
-        "      first 2026-11-01T10:00:00Z, last 2026-11-02T10:00:00Z; declined: nothing matched\n"
-        f"      nearest: acme/handbook docs/it.md L3-9  {NEAR['url']}"
-    )
-    assert render([]) == "No declined questions."
 
 
 def test_gap_json_is_exactly_the_contract() -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from scout.answer import AnswerResult, render
@@ -15,6 +13,8 @@ from scout.cli.runtime import (
     pass_runtime,
     passages_option,
     provider_option,
+    question_argument,
+    question_text,
 )
 from scout.progress import Progress
 from scout.providers import make_provider
@@ -39,26 +39,30 @@ class _Shown:
 
 
 @click.command()
-@click.argument("question")
+@question_argument
 @passages_option("--passages", "Passages to give the model")
 @provider_option("Who composes the answer (default: answer.provider). offline is not a model.")
 @json_option
 @pass_runtime
 def ask(
-    runtime: Runtime, question: str, passages: int | None, provider: str | None, as_json: bool
+    runtime: Runtime,
+    question: tuple[str, ...],
+    passages: int | None,
+    provider: str | None,
+    as_json: bool,
 ) -> None:
     """Answer QUESTION from the documentation, citing passages, or decline with a reason.
 
-    QUESTION `-` reads the question from standard input.
+    QUESTION may be given unquoted (`scout ask How often are rates fetched`); `-` reads it from
+    standard input.
     """
-    if question == "-":
-        question = sys.stdin.read()
+    asked = question_text(question)
     runtime.on_interrupt = "nothing was logged: the question is not on the gap backlog"
     settings = runtime.config.answer
     name = provider or settings.provider
     with runtime.progress() as progress:
         result: AnswerResult = answer_question(
-            question,
+            asked,
             store=runtime.store(),
             provider=lambda: _Shown(
                 make_provider(name, model=settings.model, timeout=settings.timeout), progress

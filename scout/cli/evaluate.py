@@ -9,11 +9,12 @@ import click
 
 from scout.cli.runtime import (
     Runtime,
-    emit,
+    emit_rows,
     json_option,
     pass_runtime,
     passages_option,
     provider_option,
+    rows_option,
 )
 from scout.errors import UsageError
 from scout.providers import make_provider
@@ -34,6 +35,7 @@ from scout.providers import make_provider
     metavar="A.json B.json",
     help="Set two runs' --json outputs side by side instead of running FILE.",
 )
+@rows_option
 @json_option
 @pass_runtime
 def evaluate(
@@ -43,10 +45,12 @@ def evaluate(
     model: str | None,
     passages: int | None,
     compare: tuple[Path, Path] | None,
+    as_nl: bool,
     as_json: bool,
 ) -> None:
     """Run FILE's questions through the answer path and report correctness, citation precision,
-    recall, the score-floor figure, cost and latency. Eval runs are not logged as questions."""
+    recall, the score-floor figure, cost and latency. Eval runs are not logged as questions.
+    With --nl, one line per question (or, with --compare, per figure)."""
     from scout.evaluation import compare as comparing
     from scout.evaluation import render
 
@@ -54,7 +58,14 @@ def evaluate(
         if file is not None:
             raise UsageError("give either FILE or --compare A.json B.json, not both")
         comparison = comparing.compare(*compare)
-        emit(comparison.to_json(), as_json, lambda _: render.render_comparison(comparison))
+        document = comparison.to_json()
+        emit_rows(
+            document["figures"],
+            as_json,
+            as_nl,
+            lambda _: render.render_comparison(comparison),
+            document=document,
+        )
         return
     if file is None:
         raise UsageError("missing FILE: scout eval FILE, or scout eval --compare A.json B.json")
@@ -74,4 +85,5 @@ def evaluate(
             model=None if name == "offline" else chosen_model,
             progress=progress,
         )
-    emit(report.to_json(), as_json, lambda _: render.render(report))
+    document = report.to_json()
+    emit_rows(document["rows"], as_json, as_nl, lambda _: render.render(report), document=document)

@@ -2,11 +2,59 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
+from scout.cli.runtime import Runtime, emit_rows, json_option, pass_runtime, rows_option
+from scout.table import Column, Styled, Terminal, table, wrap
 
 SINCE_HELP = "Only questions asked on or after DATE: YYYY-MM-DD, 7d, 24h or yesterday (UTC)."
+
+COLUMNS = (
+    Column("asked", "asked", align="right", caption=False),
+    Column("question", "question", flex=5, minimum=24, caption=False),
+    Column("last", "last asked"),
+    Column("first", "first asked", drop=4),
+    Column("reason", "why declined", flex=3, minimum=16, drop=3),
+    Column("nearest", "nearest passage", cut="middle", flex=3, minimum=16, drop=2),
+    Column("issues", "issues", flex=2, minimum=14),
+)
+
+
+def render(
+    groups: list[dict[str, Any]], cost: str, terminal: Terminal | None = None
+) -> str | Styled:
+    """One row per gap, most asked first: its latest wording (and how many others), when, why,
+    the passage retrieval found nearest (where the answer would go) and the issues that may hold
+    it; then the answering cost line. Narrow terminals drop the first day, then the reason, then
+    the nearest passage; every link is in --json and --nl."""
+    if not groups:
+        return "No declined questions.\n\n" + wrap(cost, terminal)
+    cells = [
+        {
+            **g,
+            "question": g["question"] + _others(len(g["wordings"]) - 1),
+            # the day is enough to rank a backlog by; --json has the time
+            "last": g["last"][:10],
+            "first": g["first"][:10],
+            "nearest": _place(g["nearest"][0]) if g["nearest"] else "-",
+            "issues": ", ".join(f"{i['project']}#{i['iid']}" for i in g["issues"]) or "-",
+        }
+        for g in groups
+    ]
+    return table(cells, COLUMNS, terminal=terminal) + "\n\n" + wrap(cost, terminal)
+
+
+def _others(count: int) -> str:
+    if count <= 0:
+        return ""
+    return f" (+{count} other wording{'s' if count > 1 else ''})"
+
+
+def _place(passage: dict[str, Any]) -> str:
+    start, end = passage.get("lines") or (0, 0)
+    return f"{passage.get('project')} {passage.get('path')} L{start}-{end}"
 
 
 @click.command()
@@ -18,11 +66,14 @@ SINCE_HELP = "Only questions asked on or after DATE: YYYY-MM-DD, 7d, 24h or yest
     help="Ask GitLab's issue search for the most asked gaps and list up to 5 issue links each "
     "(links only; at most 25 searches a run).",
 )
+@rows_option
 @json_option
 @pass_runtime
-def gaps(runtime: Runtime, since: str | None, search_issues: bool, as_json: bool) -> None:
+def gaps(
+    runtime: Runtime, since: str | None, search_issues: bool, as_nl: bool, as_json: bool
+) -> None:
     """List declined questions grouped by content words, ranked by times asked, then recency."""
-    from scout.gaps import answering_cost, find_issues, render
+    from scout.gaps import answering_cost, find_issues
     from scout.gaps import gaps as gap_backlog
 
     store = runtime.store()
@@ -40,8 +91,5 @@ def gaps(runtime: Runtime, since: str | None, search_issues: bool, as_json: bool
                 progress=progress,
             )
     # The JSON contract is the list of groups; what answering cost is for the person reading.
-    emit(
-        [g.to_json() for g in groups],
-        as_json,
-        lambda _: render(groups) + "\n\n" + cost.line(),
-    )
+    rows = [g.to_json() for g in groups]
+    emit_rows(rows, as_json, as_nl, lambda listed: render(listed, cost.line()))

@@ -54,6 +54,20 @@ class ScoutGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return commands.load(cmd_name) or super().get_command(ctx, cmd_name)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:
+            # click suggests from the commands it holds, and Scout's load when wanted: "did you
+            # mean" needs their names
+            raise click.exceptions.NoSuchCommand(
+                exc.command_name,
+                possibilities=self.list_commands(ctx),
+                ctx=ctx,
+            ) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         # signal handlers can only be set from the main thread (an embedding caller may not be)
         main = threading.current_thread() is threading.main_thread()
@@ -88,7 +102,11 @@ class ScoutGroup(click.Group):
                 runtime.close()
 
 
-@click.group(cls=ScoutGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=ScoutGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
 @click.version_option(package_name="scout")
@@ -96,6 +114,10 @@ class ScoutGroup(click.Group):
 def cli(ctx: click.Context, config_path: str | None, quiet: bool) -> None:
     """Scout answers questions about a GitLab estate from its docs, with checked citations."""
     ctx.obj = Runtime(config_path, quiet=quiet)
+    if ctx.invoked_subcommand is None:
+        # bare `scout` is a request for help, not a mistake (click's default exits 2)
+        click.echo(ctx.get_help())
+        ctx.exit(0)
 
 
 def main() -> None:

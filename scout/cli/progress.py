@@ -1,5 +1,6 @@
 """How progress is shown: an updating line per phase on a terminal (rich), a log line every few
-seconds elsewhere, nothing with ``--quiet``. Progress and logs go to stderr, never stdout.
+seconds elsewhere, nothing with ``--quiet``; a phase whose total is known shows ``done/total`` and
+an ETA at the rate so far. Progress and logs go to stderr, never stdout.
 
 rich is imported only when a terminal display actually starts (the first phase or wait), so
 commands that finish before showing anything, and every command off a terminal, never pay for it.
@@ -30,6 +31,18 @@ def make_progress(quiet: bool, *, sink: Callable[[str], None] | None = None) -> 
     return LogProgress(sink or (lambda line: click.echo(line, err=True)))
 
 
+def remaining(done: float, total: float | None, seconds: float) -> str:
+    """``eta 2m05s`` at the rate so far, when the total is known and something is done."""
+    if total is None or done <= 0 or seconds <= 0 or done >= total:
+        return ""
+    left = round(seconds * (total - done) / done)
+    if left >= 3600:
+        return f"eta {left // 3600}h{left % 3600 // 60:02d}m"
+    if left >= 60:
+        return f"eta {left // 60}m{left % 60:02d}s"
+    return f"eta {left}s"
+
+
 def _rate(done: float, seconds: float) -> str:
     rate = done / seconds if seconds > 0 else 0.0
     return f"{rate:.1f}/s" if rate < 100 else f"{rate:.0f}/s"
@@ -44,11 +57,14 @@ class LogProgress(Progress):
         self.started = time.monotonic()
         self.last = self.started
         self.counts: dict[str, int] = {}
+        self.totals: dict[str, int] = {}
         self.lock = threading.Lock()
 
     def phase(self, name: str, total: int | None = None) -> None:
         with self.lock:
             self.counts.setdefault(name, 0)
+            if total is not None:
+                self.totals[name] = total
 
     def advance(self, name: str, done: int = 1) -> None:
         with self.lock:
@@ -58,8 +74,15 @@ class LogProgress(Progress):
                 return
             self.last = now
             elapsed = now - self.started
-            parts = [f"{n} {c} ({_rate(c, elapsed)})" for n, c in self.counts.items() if c]
+            parts = [self._part(n, c, elapsed) for n, c in self.counts.items() if c]
         self.sink(f"progress: {', '.join(parts)}; {elapsed:.0f}s elapsed")
+
+    def _part(self, name: str, count: int, elapsed: float) -> str:
+        total = self.totals.get(name)
+        if total is None:
+            return f"{name} {count} ({_rate(count, elapsed)})"
+        eta = remaining(count, total, elapsed)
+        return f"{name} {count}/{total} ({_rate(count, elapsed)}{', ' + eta if eta else ''})"
 
 
 class TerminalProgress(Progress):
@@ -89,6 +112,7 @@ class TerminalProgress(Progress):
                 TextColumn("{task.fields[count]:>12}"),
                 TextColumn("{task.fields[rate]:>9}"),
                 TimeElapsedColumn(),
+                TextColumn("{task.fields[eta]}"),
                 console=Console(stderr=True),
                 transient=False,
             )
@@ -97,7 +121,7 @@ class TerminalProgress(Progress):
 
     def _task(self, name: str, total: int | None = None) -> Any:
         if name not in self.tasks:
-            self.tasks[name] = self._start().add_task(name, total=total, count="0", rate="")
+            self.tasks[name] = self._start().add_task(name, total=total, count="0", rate="", eta="")
         return self.tasks[name]
 
     def _refresh(self, name: str) -> None:
@@ -108,6 +132,7 @@ class TerminalProgress(Progress):
             task_id,
             count=f"{int(task.completed)}{total}",
             rate=_rate(task.completed, task.elapsed or 0.0),
+            eta=remaining(task.completed, task.total, task.elapsed or 0.0),
         )
 
     def phase(self, name: str, total: int | None = None) -> None:
@@ -129,7 +154,7 @@ class TerminalProgress(Progress):
     @contextmanager
     def waiting(self, what: str) -> Iterator[None]:
         with self.lock:
-            task_id = self._start().add_task(what, total=None, count="", rate="")
+            task_id = self._start().add_task(what, total=None, count="", rate="", eta="")
         try:
             yield
         finally:

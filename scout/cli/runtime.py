@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from scout.config import Config, load_config
+from scout.errors import UsageError
 from scout.safe_text import json_safe, printable, printable_block
 from scout.store import Store
 
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     # only for annotations: commands that never open a forge do not import it
     from scout.forge.base import Forge
     from scout.progress import Progress
+    from scout.table import Styled
 
 
 @dataclass
@@ -34,6 +37,8 @@ class Runtime:
     # what an interrupted command kept, for the line printed on Ctrl-C (exit 130)
     on_interrupt: str = ""
     quiet: bool = False
+    # --no-pager: long lists are printed straight to the terminal
+    pager: bool = True
     _stores: list[Store] = field(default_factory=list)
     _forges: list[Forge] = field(default_factory=list)
 
@@ -75,7 +80,6 @@ class Runtime:
 
 pass_runtime = click.make_pass_decorator(Runtime)
 
-
 CONFIG_HELP = "Config file (default: $SCOUT_CONFIG, else ./scout.toml)."
 
 
@@ -107,6 +111,17 @@ def passages_option(name: str, what: str) -> Callable[[Callable[..., Any]], Call
         default=None,
         help=f"{what}, {MIN_PASSAGES}-{MAX_PASSAGES} (default: answer.passages).",
     )
+
+
+question_argument = click.argument("question", nargs=-1, required=True)
+
+
+def question_text(words: tuple[str, ...]) -> str:
+    """QUESTION as typed, quoted or not (`scout ask How often are rates fetched`); `-` alone
+    reads it from standard input."""
+    if words == ("-",):
+        return sys.stdin.read()
+    return " ".join(words)
 
 
 def provider_option(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -155,20 +170,76 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def emit(result: Any, as_json: bool, human: Callable[[Any], str]) -> None:
-    """Print a command's result: JSON (one document) or the human rendering.
+def _no_pager(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        runtime = ctx.find_object(Runtime)
+        if runtime is not None:
+            runtime.pager = False
+
+
+def rows_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--nl`` (exposed as ``as_nl``) and ``--no-pager``, for every command that lists rows;
+    apply it above :func:`json_option`."""
+    function = click.option(
+        "--no-pager",
+        is_flag=True,
+        expose_value=False,
+        callback=_no_pager,
+        help="Print a long list straight to the terminal instead of through $PAGER.",
+    )(function)
+    return click.option(
+        "--nl", "as_nl", is_flag=True, help="Print JSON lines: one object per row, nothing else."
+    )(function)
+
+
+Human = Callable[[Any], "str | Styled"]
+
+
+def emit(result: Any, as_json: bool, human: Human, *, paged: bool = False) -> None:
+    """Print a command's result: JSON (one document) or the human rendering (through the pager
+    when ``paged``, on a terminal, and taller than it).
 
     Either way nothing a terminal acts on gets through: results carry repository and model text,
-    and this is the last point every command's output passes.
+    and this is the last point every command's output passes. A :class:`Styled` rendering is
+    already safe (the table helper made each cell so), and keeps its colours.
     """
     if as_json:
         click.echo(
             json_safe(json.dumps(jsonable(result), indent=2, ensure_ascii=False, default=str))
         )
-    else:
-        text = printable_block(human(result))
-        if text:
-            click.echo(text)
+        return
+    from scout.table import Styled
+
+    rendered = human(result)
+    text = rendered.text if isinstance(rendered, Styled) else printable_block(rendered)
+    if not text:
+        return
+    if paged and _wants_pager():
+        from scout.cli.pager import page
+
+        if page(text + "\n"):
+            return
+    click.echo(text)
+
+
+def _wants_pager() -> bool:
+    ctx = click.get_current_context(silent=True)
+    runtime = ctx.find_object(Runtime) if ctx is not None else None
+    return runtime is None or runtime.pager
+
+
+def emit_rows(
+    rows: list[Any], as_json: bool, as_nl: bool, human: Human, *, document: Any = None
+) -> None:
+    """Print a list of rows: one JSON document (``document``, default the rows), JSON lines (one
+    compact object per row), or the human table, paged as gh pages long lists."""
+    if as_json and as_nl:
+        raise UsageError("--json and --nl cannot be given together: choose one")
+    if as_nl:
+        for row in rows:
+            click.echo(json_safe(json.dumps(jsonable(row), ensure_ascii=False, default=str)))
+        return
+    emit(rows if document is None else document, as_json, human, paged=True)
 
 
 def log(message: str) -> None:

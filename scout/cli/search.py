@@ -12,27 +12,35 @@ import click
 
 from scout.cli.runtime import (
     Runtime,
-    emit,
+    emit_rows,
     json_option,
     pass_runtime,
     passages_option,
+    question_argument,
+    question_text,
+    rows_option,
 )
 from scout.store import PassageHit
-
-MAX_HEADING_CHARS = 60
+from scout.table import Column, Styled, Terminal, table
 
 
 @click.command()
-@click.argument("question")
+@question_argument
 @passages_option("--limit", "Passages to list, as ask would give the model")
+@rows_option
 @json_option
 @pass_runtime
-def search(runtime: Runtime, question: str, limit: int | None, as_json: bool) -> None:
-    """List the passages retrieval finds for QUESTION, best first (no provider is called)."""
+def search(
+    runtime: Runtime, question: tuple[str, ...], limit: int | None, as_nl: bool, as_json: bool
+) -> None:
+    """List the passages retrieval finds for QUESTION, best first (no provider is called).
+
+    QUESTION may be given unquoted; `-` reads it from standard input."""
     from scout.retrieve import retrieve
 
-    hits = retrieve(runtime.store(), question, limit or runtime.config.answer.passages)
-    emit([hit_json(rank, hit) for rank, hit in enumerate(hits, 1)], as_json, render)
+    asked = question_text(question)
+    hits = retrieve(runtime.store(), asked, limit or runtime.config.answer.passages)
+    emit_rows([hit_json(rank, hit) for rank, hit in enumerate(hits, 1)], as_json, as_nl, render)
 
 
 def hit_json(rank: int, hit: PassageHit) -> dict[str, Any]:
@@ -50,17 +58,36 @@ def hit_json(rank: int, hit: PassageHit) -> dict[str, Any]:
     }
 
 
-def render(rows: list[dict[str, Any]]) -> str:
-    """A table a person can scan: rank, score, where, heading; the permalink on its own line."""
+COLUMNS = (
+    Column("rank", "#", align="right", caption=False),
+    Column("score", "score", align="right", caption=False),
+    Column("project", "project", cut="middle", flex=2, minimum=12),
+    Column("path", "path", cut="middle", flex=3, minimum=16),
+    Column("lines", "lines"),
+    Column("heading", "heading", flex=4, minimum=16, caption=False),
+    Column(
+        "url",
+        "permalink",
+        drop=1,
+        flex=6,
+        minimum=10_000,
+        caption=False,
+        note="permalinks: a wider terminal, or --json / --nl",
+    ),
+)
+
+
+def render(rows: list[dict[str, Any]], terminal: Terminal | None = None) -> str | Styled:
+    """A table a person can scan: rank, score, where, heading, and the permalink where it fits
+    whole (a cut permalink opens nothing; project, path and lines name the passage anyway)."""
     if not rows:
         return "nothing matched"
-    out = []
-    for row in rows:
-        heading = " ".join(row["heading"].split())
-        if len(heading) > MAX_HEADING_CHARS:
-            heading = heading[: MAX_HEADING_CHARS - 3] + "..."
-        start, end = row["lines"]
-        where = f"{row['project']} {row['path']} L{start}-{end}"
-        out.append(f"{row['rank']:>3}  {row['score']:>8.3f}  {where}  {heading}")
-        out.append(f"{'':>15}{row['url']}")
-    return "\n".join(out)
+    cells = [
+        {
+            **row,
+            "score": f"{row['score']:.3f}",
+            "lines": f"L{row['lines'][0]}-{row['lines'][1]}",
+        }
+        for row in rows
+    ]
+    return table(cells, COLUMNS, terminal=terminal)

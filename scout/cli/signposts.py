@@ -10,18 +10,26 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from scout.cli.runtime import Runtime, emit, json_option, log, pass_runtime
+from scout.cli.runtime import (
+    Runtime,
+    emit,
+    emit_rows,
+    json_option,
+    log,
+    pass_runtime,
+    rows_option,
+)
 from scout.errors import UsageError
 from scout.forge.base import lines_fragment
 from scout.gaps import parse_since
 from scout.safe_text import printable, printable_block
 from scout.store import SignpostRow, Store
+from scout.table import Column, Styled, Terminal, table
 from scout.verdict import Check, Kind, Status
 from signposts import audit
 
@@ -47,61 +55,34 @@ def _filters(status: str, check: str | None) -> dict[str, Any]:
     return {"status": None if status == "all" else status, "check": check}
 
 
-def _cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` columns, an ellipsis marking a cut."""
-    text = printable(text, 10_000)
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+COLUMNS = (
+    Column("id", "id", align="right"),
+    Column("status", "state", status=True),
+    Column("kind", "kind", drop=2),
+    Column("reference", "reference", cut="middle", flex=9, minimum=20),
+    Column("check", "check"),
+    Column("reason", "reason", flex=8, minimum=16),
+    Column("issue", "issue", cut="middle", flex=4, minimum=20),
+    Column("checked_at", "checked", drop=3),
+)
 
 
-def _table(rows: list[dict[str, Any]], more: int = 0, width: int | None = None) -> str:
-    """A header row and one line per verdict, fitted to the terminal's width: narrow terminals
-    drop the checked time, then the kind, then the issue, before cutting references to less
-    than 12 columns; a cut cell ends in an ellipsis."""
+def _table(rows: list[dict[str, Any]], more: int = 0, terminal: Terminal | None = None) -> Styled:
+    """A header row and one line per verdict, fitted to the terminal: a column the same on every
+    row becomes a caption, narrow terminals drop the checked time and then the kind before cutting
+    references and reasons; references and issues keep their distinctive tails."""
     if not rows:
-        return "no signposts match"
-    width = width or shutil.get_terminal_size((160, 24)).columns
-    issues = [f"{printable(r['issue']['project'])}#{r['issue']['iid']}" for r in rows]
+        return Styled("no signposts match")
     cells = [
         {
-            "id": str(row["id"]),
-            "state": row["status"],
-            "kind": row["kind"],
-            "reference": row["reference"],
+            **row,
             "check": row["check"] or "-",
-            "reason": row["reason"],
-            "issue": issue,
-            "checked": row["checked_at"],
+            "issue": f"{row['issue']['project']}#{row['issue']['iid']}",
         }
-        for row, issue in zip(rows, issues, strict=True)
+        for row in rows
     ]
-    widths = {
-        "id": max(2, *(len(c["id"]) for c in cells)),
-        "state": 9,
-        "kind": 13,
-        "check": 12,
-        "issue": min(30, max(5, *(len(i) for i in issues))),
-        "checked": 20,
-    }
-    names = ["id", "state", "kind", "reference", "check", "reason", "issue", "checked"]
-    for optional in ("checked", "kind", "issue"):
-        fixed = sum(widths[n] for n in names if n in widths) + 2 * (len(names) - 1)
-        if width - fixed >= 48:
-            break
-        names.remove(optional)
-    fixed = sum(widths[n] for n in names if n in widths) + 2 * (len(names) - 1)
-    free = max(24, width - fixed)
-    widths["reference"] = max(12, free * 9 // 20)
-    widths["reason"] = max(12, free - widths["reference"])
-
-    def line(row: dict[str, str]) -> str:
-        return "  ".join(
-            f"{_cut(row[n], widths[n]):{'>' if n == 'id' else '<'}{widths[n]}}" for n in names
-        ).rstrip()
-
-    lines = [line({n: n for n in names}), *(line(c) for c in cells)]
-    if more:
-        lines.append(f"… and {more} more: pass --limit {len(rows) + more} (or --limit 0) for all")
-    return "\n".join(lines)
+    footer = [f"… and {more} more: pass --limit {len(rows) + more} (or --limit 0) for all"]
+    return table(cells, COLUMNS, terminal=terminal, footer=footer if more else ())
 
 
 # A spreadsheet reads a cell starting with one of these as a formula (or, for tab and CR, strips
@@ -187,6 +168,7 @@ def _csv(rows: list[dict[str, Any]]) -> str:
     help=f"At most N verdicts, 0 for all (default: {DEFAULT_LIMIT} in the table, all otherwise).",
 )
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV for spreadsheets.")
+@rows_option
 @json_option
 @click.pass_context
 def signposts(
@@ -199,6 +181,7 @@ def signposts(
     since: str | None,
     limit: int | None,
     as_csv: bool,
+    as_nl: bool,
     as_json: bool,
 ) -> None:
     """Audit signpost verdicts, newest first (rejected ones by default)."""
@@ -219,14 +202,16 @@ def signposts(
         )
         if reason is None or reason.lower() in row.reason.lower()
     ]
-    if limit is None and not (as_csv or as_json):
+    if limit is None and not (as_csv or as_json or as_nl):
         limit = DEFAULT_LIMIT
     more = max(0, len(rows) - limit) if limit else 0
     rows = rows[: limit or None]
     if as_csv:
+        if as_nl:
+            raise UsageError("--nl and --csv cannot be given together: choose one")
         click.echo(printable_block(_csv(rows)))
         return
-    emit(rows, as_json, lambda r: _table(r, more))
+    emit_rows(rows, as_json, as_nl, lambda r: _table(r, more))
 
 
 @signposts.command()
@@ -237,10 +222,11 @@ def signposts(
     help="Also list what was dropped and why (with --json: {references, dropped}).",
 )
 @click.argument("source", required=False, default="-", type=click.Path(allow_dash=True))
+@rows_option
 @json_option
 @pass_runtime
 def extract(
-    runtime: Runtime, project: str | None, dropped: bool, source: str, as_json: bool
+    runtime: Runtime, project: str | None, dropped: bool, source: str, as_nl: bool, as_json: bool
 ) -> None:
     """Print the references in an issue (JSON issue or plain text, FILE or -); no network."""
     from ingest.sweep import extract_context
@@ -263,26 +249,25 @@ def extract(
         log(line)
     rows = [reference.to_json() for reference in found.references]
     if not dropped:
-        emit(rows, as_json, _references_text)
+        emit_rows(rows, as_json, as_nl, lambda r: table(r, EXTRACTED) if r else "")
         return
     left_out = [{"reference": ref, "reason": why} for ref, why in found.dropped]
-    emit(
-        {"references": rows, "dropped": left_out},
+    # the table and JSON lines show a dropped one as a row of kind "dropped"
+    shown = [*rows, *({"kind": "dropped", **d} for d in left_out)]
+    described = [
+        {**row, "reference": f"{row['reference']} ({row['reason']})"} if "reason" in row else row
+        for row in shown
+    ]
+    emit_rows(
+        shown,
         as_json,
-        lambda doc: "\n".join(
-            filter(
-                None,
-                [
-                    _references_text(doc["references"]),
-                    *(f"{'dropped':<13} {d['reference']} ({d['reason']})" for d in doc["dropped"]),
-                ],
-            )
-        ),
+        as_nl,
+        lambda _: table(described, EXTRACTED) if described else "",
+        document={"references": rows, "dropped": left_out},
     )
 
 
-def _references_text(rows: list[dict[str, Any]]) -> str:
-    return "\n".join(f"{x['kind']:<13} {x['reference']}" for x in rows)
+EXTRACTED = (Column("kind", "kind"), Column("reference", "reference", cut="middle", flex=1))
 
 
 SKIPPED = {

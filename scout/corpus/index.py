@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scout.config import DocsSiteConfig
-from scout.corpus.passages import PASSAGES_FORMAT, split_document
+from scout.corpus.passages import PASSAGES_FORMAT, redirect_stub, split_document
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
 from scout.errors import CannotCheck, ConfigError, ForgeError, NotFound
 from scout.forge.base import FileEntry, Forge, Project
@@ -163,7 +163,12 @@ def project_passages(
             skipped["file_not_utf8"] += 1
             log.debug("skipped %s:%s (binary or not UTF-8)", project.path, entry.path)
             continue
-        for section in split_document(entry.path, text, read_include):
+        sections = split_document(entry.path, text, read_include)
+        if redirect_stub(sections):
+            skipped["redirect_stub"] += 1
+            log.info("skipped %s:%s (a redirect stub)", project.path, entry.path)
+            continue
+        for section in sections:
             lines = (section.line_start, section.line_end)
             path = section.path or entry.path
             if section.path is not None:  # a file two pages include is indexed once
@@ -258,9 +263,12 @@ def index_estate(
     summary = IndexSummary()
     stored = store.projects()
     seen: dict[str, Project] = {}
-    report.phase("projects")
+    # listed whole first, so progress has a total and an ETA (the listing is pages of ids and
+    # names, small beside reading the projects' files)
+    listed = list(forge.projects())
+    report.phase("projects", len(listed))
     report.phase("files")
-    for project in forge.projects():
+    for project in listed:
         report.advance("projects")
         seen[project.path] = project
     problem = docs_site_problem(docs_sites, rules, seen)

@@ -15,6 +15,7 @@ from scout.evaluation.figures import (
     latency,
     recall,
 )
+from scout.table import Column, Styled, Terminal, table, wrap
 
 
 def _number(value: Any) -> str:
@@ -56,44 +57,71 @@ def summary(report: EvalReport) -> list[str]:
     ]
 
 
-def render(report: EvalReport) -> str:
+BANDS = (
+    Column("band", "band", caption=False),
+    Column("n", "n", align="right", caption=False),
+    Column("answered", "answered", align="right", caption=False),
+    Column("declined", "declined", align="right", caption=False),
+    Column("correct", "correct", align="right", caption=False),
+)
+QUESTIONS = (
+    Column("mark", "ok", status=True, caption=False),
+    Column("band", "band", caption=False),
+    Column("outcome", "outcome", status=True, caption=False),
+    Column("score", "score", align="right", caption=False),
+    Column("question", "question", flex=3, minimum=24, caption=False),
+    Column("cited", "cited", cut="middle", flex=2, minimum=16, drop=1, caption=False),
+)
+
+
+def render(report: EvalReport, terminal: Terminal | None = None) -> Styled:
     doc = report.to_json()
     model = f", model {report.model}" if report.model else ""
-    lines = [
+    bands_table = table(
+        [{"band": name, **b} for name, b in doc["bands"].items()], BANDS, terminal=terminal
+    )
+    questions = table(
+        [
+            {
+                "mark": "ok" if row["correct"] else "--",
+                "band": row["band"],
+                "outcome": row["outcome"],
+                "score": "-" if row["best_score"] is None else f"{row['best_score']:.2f}",
+                "question": row["question"],
+                "cited": ", ".join(
+                    f"{c['project']} {c['path']} L{c['lines'][0]}-{c['lines'][1]}"
+                    for c in row["cited"]
+                ),
+            }
+            for row in doc["rows"]
+        ],
+        QUESTIONS,
+        terminal=terminal,
+    )
+    heading = (
         f"Eval: {doc['questions']} question(s), provider {report.provider}{model}, "
-        f"{report.k} passages",
-        "",
-    ]
-    lines.append(f"{'band':<14}{'n':>5}{'answered':>10}{'declined':>10}{'correct':>9}")
-    for name, b in doc["bands"].items():
-        lines.append(
-            f"{name:<14}{b['n']:>5}{b['answered']:>10}{b['declined']:>10}{b['correct']:>9}"
-        )
-    lines += ["", *summary(report), ""]
-    lines.append(f"{'':4}{'band':<14}{'outcome':<10}{'score':>8}  question (cited)")
-    for row in doc["rows"]:
-        mark = "ok" if row["correct"] else "--"
-        score = "-" if row["best_score"] is None else f"{row['best_score']:.2f}"
-        lines.append(f"{mark:<4}{row['band']:<14}{row['outcome']:<10}{score:>8}  {row['question']}")
-        for c in row["cited"]:
-            where = f"{c['project']} {c['path']} L{c['lines'][0]}-{c['lines'][1]}"
-            lines.append(f"{'':38}-> {where}")
-    return "\n".join(lines)
+        f"{report.k} passages"
+    )
+    prose = [wrap(line, terminal) for line in [heading, "", *summary(report)]]
+    return Styled.join([*prose[:2], bands_table, "", *prose[2:], "", questions])
 
 
-def render_comparison(comparison: Comparison) -> str:
-    width = max(len(f.name) for f in comparison.figures)
-    cells = [(_number(f.a), _number(f.b)) for f in comparison.figures]
-    a_width = max([len("A"), *(len(a) for a, _ in cells)])
-    lines = [f"A: {comparison.a}", f"B: {comparison.b}", ""]
-    lines.append(f"{'figure':<{width}}  {'A':>{a_width}}  B")
-    for figure, (a, b) in zip(comparison.figures, cells, strict=True):
-        lines.append(f"{figure.name:<{width}}  {a:>{a_width}}  {b}")
+def render_comparison(comparison: Comparison, terminal: Terminal | None = None) -> Styled:
+    figures = table(
+        [{"figure": f.name, "a": _number(f.a), "b": _number(f.b)} for f in comparison.figures],
+        (
+            Column("figure", "figure", caption=False),
+            Column("a", "A", align="right", caption=False),
+            Column("b", "B", align="right", caption=False),
+        ),
+        terminal=terminal,
+    )
+    lines: list[str | Styled] = [f"A: {comparison.a}", f"B: {comparison.b}", "", figures]
     if comparison.changed:
         lines += ["", "Questions whose correctness differs (A -> B):"]
         for c in comparison.changed:
             lines.append(f"  {_mark(c.a)} -> {_mark(c.b)}  {c.question}")
-    return "\n".join(lines)
+    return Styled.join(lines)
 
 
 def _mark(correct: bool | None) -> str:
