@@ -127,9 +127,8 @@ def recheck_verdicts(
     """Re-validate ``rows`` against the current heads; what changed, in ``rows`` order."""
     from scout.corpus.rules import CorpusRules
     from scout.forge.cached import CachedForge
-    from scout.providers import make_provider
 
-    provider = make_provider(config.answer.provider, model=config.answer.model)
+    provider = config.make_provider()
     rules = CorpusRules(tuple(config.forge.groups), config.corpus)
     validator = Validator(CachedForge(forge), rules, provider, config.docs_site)
     changed: list[Change] = []

@@ -78,11 +78,9 @@ def sweep_once(
     """One sweep under the store's sweep lock (LockedError when another one holds it)."""
     from ingest.lock import sweep_lock
     from ingest.sweep import Sweep
-    from scout.providers import make_provider
 
     with sweep_lock(store.path):
-        answer = config.answer
-        provider = make_provider(answer.provider, model=answer.model, timeout=answer.timeout)
+        provider = config.make_provider()
         kwargs: dict[str, Any] = {} if progress is None else {"progress": progress}
         return Sweep(config, forge, store, provider, stop=stop, **kwargs).run()
 

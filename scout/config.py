@@ -8,18 +8,26 @@ environment variable the file names; relative paths resolve against the config f
 from __future__ import annotations
 
 import os
-import tomllib
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from scout.errors import ConfigError
-from scout.providers.base import ProviderName
+from scout.providers.base import Endpoint, ProviderName
 from scout.schedule import parse_schedule
+from scout.toml_input import TomlProblem, read_toml
+
+if TYPE_CHECKING:
+    from scout.providers.base import Provider
 
 DEFAULT_FILE = "scout.toml"
 ENV_VAR = "SCOUT_CONFIG"
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+# Providers that serve whatever model the server has: the file must name it.
+_MODEL_REQUIRED = ("openai",)
 
 
 class _Section(BaseModel):
@@ -127,6 +135,58 @@ class AnswerConfig(_Section):
     passages: int = Field(default=8, ge=1, le=20)
     # seconds a provider may take for one reply (an answer or one addresses judgement)
     timeout: float = Field(default=120.0, gt=0, le=3600)
+    # The openai provider: any server speaking OpenAI's Chat Completions (Ollama, vLLM,
+    # llama.cpp's server, LM Studio, OpenAI itself). The key is read from the variable named here;
+    # a local server needs none, and then no Authorization header is sent.
+    base_url: str = Endpoint.base_url
+    api_key_env: str = Endpoint.api_key_env
+    # US dollars per million input and output tokens; unset: the cost is reported as unknown
+    price_in: float | None = Field(default=None, ge=0, le=10_000)
+    price_out: float | None = Field(default=None, ge=0, le=10_000)
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str) -> str:
+        example = "such as http://127.0.0.1:11434/v1"
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018  # raises ValueError for a port that is not one
+        except ValueError:
+            raise ValueError(f"expected an http(s) URL {example}") from None
+        unsafe = not value.isprintable() or any(c.isspace() for c in value)
+        if unsafe or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"expected an http(s) URL {example}")
+        if parts.username is not None or parts.password is not None:
+            raise ValueError("no credentials in the URL: the key goes in the api_key_env variable")
+        return value.rstrip("/")
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _variable_name(cls, value: str) -> str:
+        if not _VARIABLE.fullmatch(value):
+            raise ValueError("expected the name of an environment variable such as OPENAI_API_KEY")
+        return value
+
+    @model_validator(mode="after")
+    def _prices_together(self) -> AnswerConfig:
+        if (self.price_in is None) != (self.price_out is None):
+            raise ValueError("set both price_in and price_out (USD per million tokens), or neither")
+        return self
+
+    def endpoint(self) -> Endpoint:
+        """Where the openai provider calls, and the prices its tokens cost."""
+        return Endpoint(self.base_url, self.api_key_env, self.price_in, self.price_out)
+
+    def model_is_set(self) -> bool:
+        """Whether the file names a model (the default names a Claude model, which no
+        OpenAI-compatible server serves)."""
+        return "model" in self.model_fields_set and bool(self.model.strip())
+
+
+class RetrievalConfig(_Section):
+    # "model": the answer provider suggests docs words for each question before retrieval
+    # (scout.expansion); "off": the question's own words only.
+    expand: Literal["off", "model"] = "off"
 
 
 class IngestConfig(_Section):
@@ -155,6 +215,7 @@ class Config(_Section):
     corpus: CorpusConfig = CorpusConfig()
     docs_site: list[DocsSiteConfig] = []
     answer: AnswerConfig = AnswerConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
     ingest: IngestConfig = IngestConfig()
     store: StoreConfig = StoreConfig()
     source: Path = Path(DEFAULT_FILE)
@@ -162,6 +223,34 @@ class Config(_Section):
     def token(self) -> str | None:
         """The forge token, read from the environment only (never from the file)."""
         return os.environ.get(self.forge.token_env) or None
+
+    def make_provider(
+        self, name: str | None = None, *, model: str | None = None, timeout: float | None = None
+    ) -> Provider:
+        """The provider ``name`` (default: answer.provider) with the model, timeout and endpoint
+        the file sets (``model`` and ``timeout`` override them); ConfigError naming
+        ``answer.model`` when a provider that needs a model named gets none."""
+        from scout.providers import make_provider
+
+        answer = self.answer
+        name = name or answer.provider
+        if model is None:
+            check_model(self.source, answer, name)
+        return make_provider(
+            name,
+            model=model or answer.model,
+            timeout=answer.timeout if timeout is None else timeout,
+            endpoint=answer.endpoint(),
+        )
+
+
+def check_model(source: Path, answer: AnswerConfig, provider: str) -> None:
+    """ConfigError when ``provider`` needs ``answer.model`` set and the file does not set it."""
+    if provider in _MODEL_REQUIRED and not answer.model_is_set():
+        raise ConfigError(
+            f"{source}: answer.model: required key is missing for provider {provider!r} "
+            "(the name the server knows the model by, such as 'llama3.1:8b' or 'gpt-4.1-mini')"
+        )
 
 
 def _candidates(explicit: str | os.PathLike[str] | None) -> list[Path]:
@@ -193,11 +282,9 @@ def load_config(explicit: str | os.PathLike[str] | None = None) -> Config:
             f"no config file found (looked at {looked}); pass --config PATH or set {ENV_VAR}"
         )
     try:
-        data = tomllib.loads(found.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{found}: cannot read config: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{found}: not valid TOML: {exc}") from exc
+        data = read_toml(found)
+    except (OSError, TomlProblem) as exc:  # OSError: gone between the look and the read
+        raise ConfigError(f"{found}: {exc}") from exc
     if "source" in data:
         raise ConfigError(f"{found}: source: unknown key")
     try:
@@ -206,6 +293,7 @@ def load_config(explicit: str | os.PathLike[str] | None = None) -> Config:
         first = _describe(exc.errors()[0])
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise ConfigError(f"{found}: {first}{more}") from exc
+    check_model(found, config.answer, config.answer.provider)
     return _resolve_paths(config)
 
 

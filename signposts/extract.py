@@ -31,7 +31,7 @@ from signposts.extract_text import (
     relative_link,
 )
 from signposts.extract_urls import Sites, other_host, reference_from_url, sites_for
-from signposts.references import ExtractContext, Extraction, Reference
+from signposts.references import MAX_REFERENCE_CHARS, ExtractContext, Extraction, Reference
 
 _ANY_PROJECT = "group/project"  # stands in for an unknown issue project when counting
 _BACKTRACK_WINDOW = 4096  # characters searched back for whitespace when cutting at the budget
@@ -77,7 +77,9 @@ def extract_issue(
             if ref.reference in seen:
                 continue
             seen.add(ref.reference)
-            if len(result.references) < ctx.max_references:
+            if len(ref.reference) > MAX_REFERENCE_CHARS:  # prose dressed as a path
+                result.drop(ref.reference, "reference_too_long")
+            elif len(result.references) < ctx.max_references:
                 result.references.append(ref)
             else:
                 result.drop(ref.reference, "references_over_limit")

@@ -91,8 +91,11 @@ class Reference:
         return cls(**data)
 
 
+# A reference longer than this is not a reference: real paths, URLs and shas are far shorter,
+# and a longer "path" is a sentence an issue author wants kept and shown in the audit.
+MAX_REFERENCE_CHARS = 512
 MAX_DROPPED = 200  # dropped references kept per issue for --dropped (all are counted)
-MAX_DROPPED_CHARS = 512
+MAX_DROPPED_CHARS = MAX_REFERENCE_CHARS  # of each dropped one's text, for --dropped
 
 
 @dataclass
@@ -102,8 +105,10 @@ class Extraction:
     ``skipped`` keys: ``bytes_over_limit`` (UTF-8 bytes not read), ``references_over_limit``
     (distinct references past ``max_references``), ``timeout`` (texts abandoned on the regex
     timeout), ``no_project`` (short forms seen while the issue's project is unknown),
+    ``reference_too_long`` (distinct references over MAX_REFERENCE_CHARS, dropped),
     ``other_host`` (GitLab-shaped URLs on a host that is not this GitLab). ``dropped`` names the
-    references left out with their reason (``other_host``, ``references_over_limit``), at most
+    references left out with their reason (``other_host``, ``reference_too_long``,
+    ``references_over_limit``), at most
     ``MAX_DROPPED`` of them, for ``scout signposts extract --dropped``.
     """
 

@@ -12,12 +12,12 @@ from scout.cli.runtime import (
     json_option,
     pass_runtime,
     passages_option,
+    project_option,
     provider_option,
     question_argument,
     question_text,
 )
 from scout.progress import Progress
-from scout.providers import make_provider
 from scout.providers.base import Metered, Provider, T, Task, run_metered
 
 
@@ -42,6 +42,7 @@ class _Shown:
 @question_argument
 @passages_option("--passages", "Passages to give the model")
 @provider_option("Who composes the answer (default: answer.provider). offline is not a model.")
+@project_option
 @json_option
 @pass_runtime
 def ask(
@@ -49,6 +50,7 @@ def ask(
     question: tuple[str, ...],
     passages: int | None,
     provider: str | None,
+    projects: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Answer QUESTION from the documentation, citing passages, or decline with a reason.
@@ -64,10 +66,10 @@ def ask(
         result: AnswerResult = answer_question(
             asked,
             store=runtime.store(),
-            provider=lambda: _Shown(
-                make_provider(name, model=settings.model, timeout=settings.timeout), progress
-            ),
+            provider=lambda: _Shown(runtime.config.make_provider(name), progress),
             passages=passages or settings.passages,
             provider_name=name,
+            projects=projects or None,
+            expand=runtime.config.retrieval.expand == "model",
         )
     emit(result.to_json(), as_json, lambda _: render(result))

@@ -17,16 +17,24 @@ from scout.cli.runtime import (
     rows_option,
 )
 from scout.errors import UsageError
-from scout.providers import make_provider
 
 
 @click.command(name="eval")
 @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @provider_option("Who composes the answers (default: answer.provider).")
 @click.option(
-    "--model", default=None, help="Model for claude-local and anthropic (default: answer.model)."
+    "--model",
+    default=None,
+    help="Model for claude-local, anthropic and openai (default: answer.model).",
 )
 @passages_option("--passages", "Passages per question")
+@click.option(
+    "--expand",
+    type=click.Choice(["off", "model"]),
+    default=None,
+    help="Query expansion for this run (default: retrieval.expand); run it both ways on one "
+    "file and --compare the two to see what expansion buys and costs.",
+)
 @click.option(
     "--compare",
     nargs=2,
@@ -44,6 +52,7 @@ def evaluate(
     provider: str | None,
     model: str | None,
     passages: int | None,
+    expand: str | None,
     compare: tuple[Path, Path] | None,
     as_nl: bool,
     as_json: bool,
@@ -80,10 +89,11 @@ def evaluate(
         report = run_eval(
             questions,
             store=runtime.store(),
-            provider=make_provider(name, model=chosen_model, timeout=settings.timeout),
+            provider=runtime.config.make_provider(name, model=model),
             passages=passages or settings.passages,
             model=None if name == "offline" else chosen_model,
             progress=progress,
+            expand=(expand or runtime.config.retrieval.expand) == "model",
         )
     document = report.to_json()
     emit_rows(document["rows"], as_json, as_nl, lambda _: render.render(report), document=document)

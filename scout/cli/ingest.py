@@ -43,11 +43,9 @@ def worker(runtime: Runtime, once: bool, wait_first: bool, as_json: bool) -> Non
     from scout.cli.progress import LogProgress
     from scout.config import load_config
     from scout.progress import Progress
-    from scout.safe_text import SafeFormatter
+    from scout.safe_text import configure_logging
 
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(SafeFormatter("%(asctime)s %(name)s %(message)s"))
-    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    configure_logging(logging.INFO, "%(asctime)s %(name)s %(message)s")
     # a worker's stderr is a log (journald, a file): progress is a log line every few seconds
     job = Worker.for_config(
         runtime.config,

@@ -11,9 +11,9 @@ from typing import Any
 import click
 
 from scout.cli import commands
-from scout.cli.runtime import CONFIG_HELP, QUIET_HELP, Runtime
+from scout.cli.runtime import CONFIG_HELP, QUIET_HELP, Runtime, log
 from scout.errors import ScoutError, UsageError
-from scout.safe_text import printable
+from scout.safe_text import configure_logging, reset_logging
 
 # The shell's convention for a command ended by a signal (128 + its number): SIGINT 130,
 # SIGTERM 143; exit 1 is reserved for bugs.
@@ -73,6 +73,7 @@ class ScoutGroup(click.Group):
         main = threading.current_thread() is threading.main_thread()
         signals = (signal.SIGINT, signal.SIGTERM)
         previous = {s: signal.signal(s, _interrupt) for s in signals} if main else {}
+        configure_logging()  # before any command runs: its logs and warnings are escaped too
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt as exc:
@@ -80,10 +81,10 @@ class ScoutGroup(click.Group):
             runtime = ctx.find_object(Runtime)
             kept = runtime.on_interrupt if runtime is not None else ""
             what = "terminated" if isinstance(exc, Terminated) else "interrupted"
-            click.echo(f"scout: {what}{'; ' + kept if kept else ''}", err=True)
+            log(f"scout: {what}{'; ' + kept if kept else ''}")
             ctx.exit(TERMINATED if isinstance(exc, Terminated) else INTERRUPTED)
         except ScoutError as exc:
-            click.echo(f"scout: {printable(str(exc), 2_000)}", err=True)
+            log(f"scout: {exc}")
             ctx.exit(exc.exit_code)
         except click.exceptions.ClickException:
             raise
@@ -92,9 +93,10 @@ class ScoutGroup(click.Group):
         except Exception as exc:
             if os.environ.get("SCOUT_DEBUG") or "pytest" in sys.modules:
                 raise
-            click.echo(f"scout: internal error: {exc.__class__.__name__}: {exc}", err=True)
+            log(f"scout: internal error: {exc.__class__.__name__}: {exc}")
             ctx.exit(1)
         finally:
+            reset_logging()
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
             runtime = ctx.find_object(Runtime)

@@ -44,10 +44,10 @@ class Runtime:
 
     @cached_property
     def config(self) -> Config:
-        from scout.providers.base import withhold_from_children
+        from scout.environment import withhold_from_children
 
         config = load_config(self.config_path)
-        withhold_from_children(config.forge.token_env)
+        withhold_from_children(config.forge.token_env, config.answer.api_key_env)
         return config
 
     def store(self, *, create: bool = False, path: Path | None = None) -> Store:
@@ -111,6 +111,17 @@ def passages_option(name: str, what: str) -> Callable[[Callable[..., Any]], Call
         default=None,
         help=f"{what}, {MIN_PASSAGES}-{MAX_PASSAGES} (default: answer.passages).",
     )
+
+
+def project_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--project GLOB``, repeatable: retrieval only in projects whose full path matches."""
+    return click.option(
+        "--project",
+        "projects",
+        multiple=True,
+        metavar="GLOB",
+        help="Only passages of projects whose full path matches GLOB (repeatable; * ? [..]).",
+    )(function)
 
 
 question_argument = click.argument("question", nargs=-1, required=True)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scout.config import DocsSiteConfig
+from scout.corpus.budget import SPLIT_BUDGET_SECONDS, Clock, SplitTooSlow, split_budget
 from scout.corpus.passages import PASSAGES_FORMAT, redirect_stub, split_document
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
 from scout.errors import CannotCheck, ConfigError, ForgeError, NotFound
@@ -115,9 +116,13 @@ def project_passages(
     skipped: Counter[str],
     progress: Progress | None = None,
     stop: threading.Event | None = None,
+    *,
+    split_seconds: float = SPLIT_BUDGET_SECONDS,
+    split_clock: Clock = time.thread_time,
 ) -> Iterator[PassageRecord]:
-    """The corpus passages of one project at one sha; skipped files are counted (a log line per
-    skipped file is for debugging only: a worker's log gets the counts)."""
+    """The corpus passages of one project at one sha; skipped files are counted (a file whose
+    splitting runs past `split_seconds` of `split_clock` as `file_too_slow`). A line per skipped
+    file is for debugging only: a worker's log gets the counts."""
     entries: list[FileEntry] = sorted(forge.files(project, sha), key=lambda e: e.path)
     by_path = {entry.path: entry for entry in entries}
     included: set[tuple[str, tuple[int, int]]] = set()
@@ -163,10 +168,22 @@ def project_passages(
             skipped["file_not_utf8"] += 1
             log.debug("skipped %s:%s (binary or not UTF-8)", project.path, entry.path)
             continue
-        sections = split_document(entry.path, text, read_include)
+        try:
+            with split_budget(split_seconds, split_clock):
+                sections = split_document(entry.path, text, read_include)
+        except SplitTooSlow:
+            # Linear patterns keep this rare; one file must never stall its project's index.
+            skipped["file_too_slow"] += 1
+            log.warning(
+                "skipped %s:%s (over the %g s splitting budget)",
+                project.path,
+                entry.path,
+                split_seconds,
+            )
+            continue
         if redirect_stub(sections):
             skipped["redirect_stub"] += 1
-            log.info("skipped %s:%s (a redirect stub)", project.path, entry.path)
+            log.debug("skipped %s:%s (a redirect stub)", project.path, entry.path)
             continue
         for section in sections:
             lines = (section.line_start, section.line_end)

@@ -31,7 +31,9 @@ _MKDOCS_OPENER = re.compile(r"^\s*(?:!!!|\?\?\?\+?|===\+?)\s")
 _TOML_KEY = re.compile(r"""^(title|description)\s*=\s*(["'])(.*)\2\s*$""")
 MAX_TOML_LINES = 1_000  # front matter longer than this is not front matter
 _MYST_INCLUDE = re.compile(r"^\{include\}\s+(\S.*)$")
-_YAML_KEY = r"^{key}:[ \t]*(.*?)[ \t]*$"
+# Greedy to the line's end and stripped after: a lazy value before a greedy tail of blanks would
+# try every split of a long run of spaces (quadratic in the line).
+_YAML_KEY = r"^{key}:(.*)$"
 
 
 @dataclass
@@ -216,7 +218,7 @@ def front_matter_value(yaml: str, key: str) -> tuple[int, str] | None:
     match = re.search(_YAML_KEY.format(key=re.escape(key)), yaml, re.MULTILINE)
     if match is None:
         return None
-    value = match.group(1)
+    value = match.group(1).strip(" \t")
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         value = value[1:-1]
     elif value.startswith(("'", '"', ">", "|")):

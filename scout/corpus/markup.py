@@ -32,18 +32,21 @@ _ATTR_ID = re.compile(r"""(?:^|\s)(?:#([^\s{}.]+)|id=(?:"([^"]*)"|'([^']*)'|([^\
 
 
 # MkDocs admonitions (`!!! type "Title"`, collapsible `???`/`???+`) and content tabs (`=== "T"`).
+# Words after the type are blanks-then-word pairs, so blanks never sit between two runs that
+# could both take them (a lazy run of words and spaces there was quadratic in the line).
 _ADMONITION = re.compile(
-    r"""^([ \t]*)(?:(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)(?:[ \t]+[\w -]+?)?|===\+?)"""
+    r"""^([ \t]*)(?:(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)(?:[ \t]+[\w-]+)*|===\+?)"""
     r"""(?:[ \t]+"([^"\n]*)")?[ \t]*$""",
     re.MULTILINE,
 )
 
 # Docusaurus admonitions and Pandoc/MyST-style fenced containers: `:::note`, `:::tip Title`,
 # `:::info[Title]`, `::: {.warning}`, and the `:::` that closes them.
-# (A title runs to the end of its line, greedily: no backtracking over a long line's spaces.)
+# (A title runs to the end of its line, greedily, and blanks are never matched by two runs in a
+# row with nothing between them: no backtracking over a long line's spaces.)
 _CONTAINER = re.compile(
-    r"""^([ \t]*):{3,}[ \t]*(?:([\w-]+)(?:[ \t]*\[([^\]\n]*)\]|[ \t]+([^\s{][^\n]*))?"""
-    r"""|\{[^}\n]*\})?[ \t]*$""",
+    r"""^([ \t]*):{3,}(?:[ \t]*([\w-]+)(?:[ \t]*\[([^\]\n]*)\]|[ \t]+([^\s{][^\n]*))?"""
+    r"""|[ \t]*\{[^}\n]*\})?[ \t]*$""",
     re.MULTILINE,
 )
 
@@ -329,7 +332,6 @@ _LABEL = re.compile(r"^_([^:`]+|`[^`]+`):\s*$")
 _OPTION = re.compile(r"^\s+:[\w.+ -]+:(?:\s.*)?$")
 # :role:`text <target>`, :domain:role:`~a.b.C`, :pep:`8`, MyST {role}`x`.
 _ROLE = re.compile(r"(?::([\w.+-]+(?::[\w.+-]+)?):|\{([\w.+:-]+)\})`([^`\n]+(?:\n[^`\n]+){0,3})`")
-_ROLE_TARGET = re.compile(r"^(.*?)\s*<[^<>]+>$", re.DOTALL)
 _NUMBERED_ROLES = {"pep": "PEP", "rfc": "RFC"}
 # What Sphinx prints for its version directives (sphinx/domains/changeset.py).
 _VERSION_TEXT = {
@@ -589,9 +591,9 @@ def _role_text(match: re.Match[str]) -> str:
 
 def _shown(role: str, content: str) -> str:
     role = role.rsplit(":", 1)[-1]
-    explicit = _ROLE_TARGET.match(content)
-    if explicit is not None and explicit.group(1):
-        shown = explicit.group(1)
+    explicit = _explicit_title(content)
+    if explicit:
+        shown = explicit
     else:
         shown = content.lstrip("!")
         if shown.startswith("~"):
@@ -599,6 +601,16 @@ def _shown(role: str, content: str) -> str:
         if role in _NUMBERED_ROLES:
             shown = f"{_NUMBERED_ROLES[role]} {shown}"
     return shown + "\n" * (content.count("\n") - shown.count("\n"))
+
+
+def _explicit_title(content: str) -> str | None:
+    """The title of a role's `Title <target>` text, None without a target. Found from the last
+    `<` rather than by a lazy pattern, which would try every split of a long run of spaces."""
+    opener = content.rfind("<")
+    target = content[opener + 1 : -1]
+    if opener < 0 or not content.endswith(">") or not target or ">" in target:
+        return None
+    return content[:opener].rstrip()
 
 
 def _wrapped_roles(out: list[str], code: list[tuple[int, int]]) -> None:

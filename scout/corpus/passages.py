@@ -7,7 +7,8 @@ at the gentlest boundary that fits: top-level blocks (a fenced code block stays 
 paragraphs, then lines, and a single huge line is cut hard. Sections with a heading but no body
 are dropped: their heading lives on in the heading path of the sections under them, and an empty
 passage gives retrieval nothing to match. Nothing here raises on any input, and the work done is
-bounded by MAX_DOCUMENT_CHARS.
+bounded by MAX_DOCUMENT_CHARS; inside `budget.split_budget`, splitting also gives up
+(SplitTooSlow) between stages once the file's time budget is spent.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from itertools import accumulate
 
 import regex
 
-from scout.corpus import markdown, markup, rst
+from scout.corpus import budget, markdown, markup, rst
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +129,7 @@ def split_document(path: str, text: str, read: Reader | None = None) -> list[Sec
     if read is None or not includes:
         return sections
     for line, argument, from_root in includes[:MAX_INCLUDES]:
+        budget.check()
         target, included = _read_include(read, path, argument, from_root)
         if target is None or included is None:
             continue  # unresolved: the directive shows nothing, as it was rendered
@@ -264,6 +266,7 @@ def split_markdown(
     except Exception:  # a parser bug must cost one file its structure, never the whole index
         log.warning("markdown parser failed; splitting as plain text", exc_info=True)
         return split_plain(text)
+    budget.check()
     tail = _paragraph_starts(lines, MAX_PARSED_LINES, len(lines))
     seen: dict[str, int] = {}
     anchors: list[str | None] = []
@@ -288,6 +291,7 @@ def split_markdown(
                 if other and name != anchors[-1]:
                     variants.append((start, name))
     rendered = markup.render_markdown(lines, found.code, mdx=mdx)
+    budget.check()
     for start, end, argument in found.includes:  # the directive shows the included file
         rendered[start:end] = [""] * (end - start)
         if includes is not None:
@@ -323,8 +327,10 @@ def split_rst(text: str, includes: list[Include] | None = None) -> list[Section]
     they label; the title comes from PEP-style header fields or a `:title:` field when present."""
     lines = _bounded_lines(text)
     titles, block_starts = rst.outline(lines)
+    budget.check()
     titles = [(s, e, level, _rst_title(lines, s, e, t)) for s, e, level, t in titles]
     rendered = _render_rst(lines)
+    budget.check()
     title = rst.document_title(lines) or implied_title(titles)
     if includes is not None:
         includes += [(line, argument, False) for line, argument in rendered.includes]
@@ -596,6 +602,7 @@ def _assemble(
     sections: list[Section] = []
     pending: list[str] = []  # ids of headings with no text yet: they land on the next passage
     for body_start, body_end, heading_line, path, anchor in regions:
+        budget.check()
         region_start = body_start if heading_line is None else heading_line
         here = extra_lines[
             bisect_left(extra_lines, (region_start, "")) : bisect_left(extra_lines, (body_end, ""))

@@ -49,6 +49,7 @@ class Row:
     best_score: float | None
     usage: Usage
     latency_ms: int
+    expanded: tuple[str, ...] = ()  # the model's terms retrieval searched with
 
     @property
     def answered(self) -> bool:
@@ -78,6 +79,7 @@ class Row:
             "output_tokens": self.usage.output_tokens,
             "usd": self.usage.usd,
             "latency_ms": self.latency_ms,
+            "expanded": list(self.expanded),
         }
 
 
@@ -224,11 +226,13 @@ class EvalReport:
     model: str | None
     k: int
     rows: tuple[Row, ...]
+    expand: str = "off"  # retrieval.expand of the run: "off" | "model"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "provider": self.provider,
             "model": self.model,
+            "expand": self.expand,
             "questions": len(self.rows),
             "bands": {band.value: f.to_json() for band, f in bands(self.rows).items()},
             "citations": citations(self.rows).to_json(),

@@ -8,7 +8,6 @@ share it. The main rule: every failure, whatever its cause, leaves a provider as
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Generic, Literal, Protocol, TypeVar, cast
 
@@ -17,10 +16,24 @@ from pydantic import BaseModel
 T = TypeVar("T", bound=BaseModel)
 
 # The one list of provider names: the registry is keyed by it and the config validates against it.
-ProviderName = Literal["claude-local", "anthropic", "offline"]
+ProviderName = Literal["claude-local", "anthropic", "openai", "offline"]
 
 # Bounds what a provider reads back from a model: generous for an answer, small for memory.
 MAX_REPLY_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where an HTTP provider that is not Anthropic's sends its calls, and what they cost.
+
+    ``api_key_env`` names the variable holding the key (never the key itself); the prices are US
+    dollars per million tokens, None when unknown (the cost is then reported as unknown).
+    """
+
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    price_in: float | None = None
+    price_out: float | None = None
 
 
 @dataclass(frozen=True)
@@ -37,7 +50,7 @@ class PromptPassage:
 class Task(Generic[T]):
     """What to ask: the rendered prompt for models, the raw material for the offline composer."""
 
-    kind: str  # "answer" | "addresses"
+    kind: str  # "answer" | "addresses" | "expand" (the question alone, no passages)
     system: str
     user: str
     output: type[T]
@@ -86,18 +99,3 @@ def run_metered(provider: Provider, task: Task[T]) -> Metered[T]:
     if metered is not None:
         return cast(Metered[T], metered(task))
     return Metered(provider.run(task), Usage(usd=None))
-
-
-# Names of environment variables holding secrets that no child process may inherit (the forge
-# token): registered once the config names them, honoured by every provider that starts a process.
-_WITHHELD: set[str] = set()
-
-
-def withhold_from_children(*names: str) -> None:
-    """Keep these environment variables out of every child process a provider starts."""
-    _WITHHELD.update(name for name in names if name)
-
-
-def child_environment() -> dict[str, str]:
-    """The environment for a child process: Scout's own, less every withheld secret."""
-    return {name: value for name, value in os.environ.items() if name not in _WITHHELD}

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
+from scout.kinds import PassageKind, passage_kind
 from scout.verdict import Check, Kind, Status, Verdict, checks_from_json
 
 R = TypeVar("R")
@@ -30,6 +31,11 @@ class PassageRecord:
     origin: str  # corpus | signpost
     url: str
     target: str | None = None  # for origin = signpost: the key of the signpost target it belongs to
+
+    @property
+    def kind(self) -> PassageKind:
+        """docs | readme | changelog | code: how the passage goes stale (``scout.kinds``)."""
+        return passage_kind(self.path, self.source)
 
 
 @dataclass(frozen=True)
@@ -168,6 +174,8 @@ class QuestionRow:
     terms: tuple[str, ...] = ()  # content words: the gap's grouping key
     nearest: tuple[dict[str, Any], ...] = ()  # a decline's best three passages (no text)
     cause: str | None = None  # why a decline is not a gap: ``index_empty``
+    # a model's suggested terms retrieval searched with; None: expansion was off
+    expanded: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
