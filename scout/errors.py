@@ -13,7 +13,8 @@
     │   ├── CannotCheck                     a check cannot complete, and retrying will not help
     │   ├── GroupNotFound      exit 3   a configured group does not exist or the token cannot see it
     │   └── RateLimitBudget                 GitLab kept throttling past the run's waiting budget
-    └── ProviderError          exit 6   the answering model failed (never a decline)
+    ├── ProviderError          exit 6   the answering model failed (never a decline)
+    └── Refused                (HTTP)   ``scout serve`` turned a request away (status, code)
 
 Third-party exceptions are translated where they enter (the GitLab forge, each provider) and
 chained with ``from exc``; nothing above those modules sees gitlab, requests or anthropic errors.
@@ -136,6 +137,23 @@ class ProviderError(ScoutError):
     """Raised when the answering provider fails: timeout, API error, invalid or missing output."""
 
     exit_code = 6
+
+
+class Refused(ScoutError):
+    """Raised when ``scout serve`` or ``scout mcp`` turns a request away before answering it:
+    no key, a rate limit, all answer slots busy, a body or question too large, an answer too slow.
+    Carries the HTTP status, a stable ``code`` and, where waiting helps, ``retry_after`` seconds.
+    """
+
+    exit_code = 2
+
+    def __init__(
+        self, status: int, code: str, message: str, *, retry_after: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.retry_after = retry_after
 
 
 EXIT_CODES = {

@@ -30,7 +30,7 @@ from scout.gaps import parse_since
 from scout.safe_text import printable, printable_block
 from scout.store import SignpostRow, Store
 from scout.table import Column, Styled, Terminal, table
-from scout.verdict import Check, Kind, Status
+from scout.verdict import Check, Kind, Status, status_filters
 from signposts import audit
 
 if TYPE_CHECKING:
@@ -44,15 +44,6 @@ KINDS = tuple(k.value for k in Kind)
 
 
 DEFAULT_LIMIT = 50  # table rows; --json and --csv list everything unless --limit is given
-
-
-def _filters(status: str, check: str | None) -> dict[str, Any]:
-    # one definition of each state (signposts.audit.state): withdrawn is never also rejected
-    if status == "withdrawn":
-        return {"status": "rejected", "withdrawn": True, "check": check}
-    if status == "rejected":
-        return {"status": "rejected", "withdrawn": False, "check": check}
-    return {"status": None if status == "all" else status, "check": check}
 
 
 COLUMNS = (
@@ -194,7 +185,7 @@ def signposts(
     rows = [
         {**row.to_json(), "status": audit.state(row)}
         for row in runtime.store().signposts(
-            **_filters(status, check),
+            **status_filters(status, check),
             kind=kind,
             project=project,
             since=parse_since(since) if since is not None else None,

@@ -70,6 +70,11 @@ class Connected:
         check which queries a code path takes, without reaching into the connection."""
         self._db.set_trace_callback(callback)
 
+    def refuse_writes(self) -> None:
+        """Make this connection read-only (SQLite's ``query_only``): any write through it fails.
+        For readers that must never write, such as the server's search and audit threads."""
+        self._db.execute("pragma query_only = on")
+
     def _insert_passage(self, record: PassageRecord) -> None:
         """One passage row (its FTS5 entry follows by trigger)."""
         row = asdict(record)
