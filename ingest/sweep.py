@@ -37,7 +37,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ingest.recheck import recheck_one
+from ingest.recheck import INDEX_RULES_SETTING, recheck_one
 from scout.config import Config
 from scout.corpus.rules import CorpusRules
 from scout.errors import ForgeError, NotFound
@@ -120,7 +120,8 @@ class SweepSummary:
 
 def extract_context(config: Config, project: str | None) -> ExtractContext:
     return ExtractContext(
-        gitlab_url=config.forge.url,
+        gitlab_url=config.forge.public_url,
+        aliases=config.forge.other_names,
         docs_sites=tuple(DocsSite(s.url, s.project, s.root) for s in config.docs_site),
         project=project,
     )
@@ -461,3 +462,5 @@ class Sweep:
         if before != self.rules.fingerprint and not self.summary.failed:
             # a project that could not be read is re-checked against the new rules next time
             self.store.set_setting(RULES_SETTING, self.rules.fingerprint)
+            # what these rules withdrew, the next index judges again once the rules change back
+            self.store.set_setting(INDEX_RULES_SETTING, "")

@@ -36,7 +36,13 @@ class _Section(BaseModel):
 
 class ForgeConfig(_Section):
     kind: Literal["gitlab", "local"]
-    url: str = Field(description="the GitLab web URL that permalinks and signposts are built on")
+    url: str = Field(description="the GitLab URL Scout calls the API on")
+    # The public name issues and docs link to, when it is not the API's address (an internal
+    # address behind a proxy); references on it are the instance's own.
+    web_url: str | None = None
+    # More names of the same instance (an old host name, a second proxy): references on them
+    # are read as on web_url; a GitLab-shaped URL on any other host is counted other_host.
+    aliases: list[str] = []
     token_env: str = "GITLAB_TOKEN"
     path: Path | None = None
     groups: list[str] = Field(min_length=1)
@@ -44,12 +50,33 @@ class ForgeConfig(_Section):
     # requests; auto falls back to REST where the instance does not answer GraphQL.
     api: Literal["auto", "graphql", "rest"] = "auto"
 
-    @field_validator("url")
+    @field_validator("url", "web_url")
     @classmethod
-    def _http_url(cls, value: str) -> str:
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         if not value.startswith(("http://", "https://")):
             raise ValueError("expected an http(s) URL such as https://gitlab.example.com")
         return value.rstrip("/")
+
+    @field_validator("aliases")
+    @classmethod
+    def _alias_urls(cls, value: list[str]) -> list[str]:
+        bad = [item for item in value if not item.startswith(("http://", "https://"))]
+        if bad:
+            raise ValueError(f"expected http(s) URLs such as https://git.example.com: {bad}")
+        return [item.rstrip("/") for item in value]
+
+    @property
+    def public_url(self) -> str:
+        """The URL issues, docs and people use for this GitLab (``web_url``, else ``url``)."""
+        return self.web_url or self.url
+
+    @property
+    def other_names(self) -> tuple[str, ...]:
+        """Every other URL that means this instance: the API's, when it differs, and aliases."""
+        names = [self.url] if self.web_url and self.web_url != self.url else []
+        return tuple(dict.fromkeys([*names, *self.aliases]))
 
     @field_validator("groups")
     @classmethod
@@ -179,6 +206,8 @@ class IngestConfig(_Section):
 
 class StoreConfig(_Section):
     path: Path = Path("scout.db")
+    # seconds a command waits for another process's write lock before exit 7 naming it
+    busy_timeout: float = Field(default=10.0, gt=0, le=3600)
 
 
 RATE_UNITS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}

@@ -25,6 +25,7 @@ COMMANDS = {
     "serve": ("scout.cli.serve", "serve"),
     "mcp": ("scout.cli.serve", "mcp"),
     "demo": ("scout.cli.demo", "demo"),
+    "backup": ("scout.cli.backup", "backup"),
 }
 
 
