@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from scout.demo.estate import build_demo_estate
-from tests.conftest import Result
 from tests.gitlab_server.server import GitLabServer
-from tests.test_gitlab_paths import integrity, run_scout, serve_demo, state
+from tests.helpers.run import Result
+from tests.helpers.served import integrity, run_scout, serve_demo, state
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 

@@ -16,7 +16,7 @@ import pytest
 from scout.demo.estate import build_demo_estate
 from signposts.extract import extract
 from signposts.references import MAX_DROPPED, ExtractContext
-from tests.conftest import Result
+from tests.helpers.run import Result
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 PUBLIC = "https://gitlab.acme.example"

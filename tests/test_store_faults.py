@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from scout.demo.builder import EstateBuilder
-from tests.conftest import Result, render_config
-from tests.test_gitlab_paths import integrity as _integrity
+from tests.helpers.config import render_config
+from tests.helpers.run import Result
+from tests.helpers.served import integrity as _integrity
 
 QUESTION = "How do I rotate the vault keys?"
 PROJECTS = 60  # in the estate the concurrent-backup test indexes
