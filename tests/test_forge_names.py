@@ -7,7 +7,6 @@ counted ``skipped.other_host`` (before: dropped with nothing counted anywhere).
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 from scout.demo.estate import build_demo_estate
 from signposts.extract import extract
 from signposts.references import MAX_DROPPED, ExtractContext
+from tests.helpers.growth import assert_linear
 from tests.helpers.run import Result
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
@@ -76,16 +76,11 @@ def test_dropped_references_are_kept_bounded_but_all_counted() -> None:
 
 def test_the_other_host_check_grows_linearly_on_its_worst_case() -> None:
     # a long path of '-' segments: every position is a candidate route
-    def timed(n: int) -> float:
+    def over(n: int) -> Callable[[], object]:
         text = "https://evil.example/" + "-/" * n + "blob"
-        started = time.perf_counter()
-        for _ in range(5):
-            extract(text, CTX)
-        return time.perf_counter() - started
+        return lambda: extract(text, CTX)
 
-    timed(500)
-    small, large = min(timed(2_000) for _ in range(3)), min(timed(8_000) for _ in range(3))
-    assert large <= 6 * small, (small, large)
+    assert_linear(over, 2_000)
 
 
 def _demo(tmp_path: Path, forge: str) -> Path:
