@@ -31,6 +31,7 @@ def _with(config: Path, old: str, new: str) -> None:
     config.write_text(text.replace(old, new), encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("groups", "missing"),
     [
@@ -62,6 +63,7 @@ def test_a_group_that_matches_nothing_is_exit_3_and_nothing_is_removed(
     assert state(db) == before and integrity(db) == "ok"
 
 
+@pytest.mark.slow
 def test_a_group_gitlab_does_not_know_is_exit_3_through_rest_and_graphql(
     tmp_path: Path, gitlab_server_factory: Callable[..., GitLabServer]
 ) -> None:

@@ -91,6 +91,7 @@ def _demo(tmp_path: Path, forge: str) -> Path:
     return config
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("forge", "same", "other_host"),
     [
@@ -124,6 +125,7 @@ def test_a_sweep_behind_a_proxy_reads_references_on_the_public_name(
     assert (swept["skipped"].get("other_host", 0) > 0) == other_host
 
 
+@pytest.mark.slow
 def test_extract_dropped_says_what_was_dropped_and_why(
     tmp_path: Path, scout: Callable[..., Result]
 ) -> None:
