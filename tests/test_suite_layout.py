@@ -56,22 +56,45 @@ def imported_test_modules(path: Path, source: str) -> list[str]:
 def wall_clock_asserts(source: str) -> list[int]:
     """Lines of ``assert`` statements that put an upper bound on wall-clock time, read directly or
     through a name the same function assigned from a clock (``started = time.monotonic()`` ...
-    ``assert time.monotonic() - started < 2``). A lower bound (``>= 0.9`` after a pause of 1 s)
-    is left alone: a sleep guarantees it, so load cannot break it."""
+    ``assert time.monotonic() - started < 2``), or from a function of the module that returns a
+    clock reading (``def timed(n): ... return time.perf_counter() - started``). A lower bound
+    (``>= 0.9`` after a pause of 1 s) is left alone: a sleep guarantees it, so load cannot break
+    it."""
+    tree = ast.parse(source)
+    clocked: set[str] = set()  # functions of the module whose result is a clock reading
 
     def reads_clock(node: ast.AST, timed: set[str]) -> bool:
         for sub in ast.walk(node):
-            if (
-                isinstance(sub, ast.Call)
-                and isinstance(sub.func, ast.Attribute)
+            if isinstance(sub, ast.Call) and (
+                isinstance(sub.func, ast.Attribute)
                 and sub.func.attr in WALL_CLOCKS
                 and isinstance(sub.func.value, ast.Name)
                 and sub.func.value.id == "time"
+                or isinstance(sub.func, ast.Name)
+                and sub.func.id in clocked
             ):
                 return True
             if isinstance(sub, ast.Name) and sub.id in timed:
                 return True
         return False
+
+    def timed_names(function: ast.AST) -> set[str]:
+        timed: set[str] = set()
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and reads_clock(node.value, timed):
+                for target in node.targets:
+                    timed |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        return timed
+
+    functions = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+    for _ in range(2):  # a helper may return what another helper measured
+        for function in functions:
+            timed = timed_names(function)
+            if any(
+                isinstance(r, ast.Return) and r.value is not None and reads_clock(r.value, timed)
+                for r in ast.walk(function)
+            ):
+                clocked.add(function.name)
 
     def bounds_above(test: ast.expr, timed: set[str]) -> bool:
         for compare in ast.walk(test):
@@ -86,14 +109,8 @@ def wall_clock_asserts(source: str) -> list[int]:
         return False
 
     lines: list[int] = []
-    for function in ast.walk(ast.parse(source)):
-        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        timed: set[str] = set()
-        for node in ast.walk(function):
-            if isinstance(node, ast.Assign) and reads_clock(node.value, timed):
-                for target in node.targets:
-                    timed |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    for function in functions:
+        timed = timed_names(function)
         lines += [
             node.lineno
             for node in ast.walk(function)
@@ -161,6 +178,10 @@ def test_helpers_live_in_the_helpers_package() -> None:
         ("def t():\n    assert 3 > time.time() - s", [2]),
         ("def t():\n    s = time.monotonic()\n    assert time.monotonic() - s >= 0.2", []),
         ("def t():\n    secs, x = f(time.monotonic())\n    assert x and 1 <= secs < 2", [3]),
+        ("def timed(n):\n    s = time.perf_counter()\n    run(n)\n"
+         "    return time.perf_counter() - s\n"
+         "def t():\n    small, large = timed(1), min(timed(4) for _ in range(3))\n"
+         "    assert large <= 6 * small", [7]),
         ("def t():\n    s = time.thread_time()\n    assert time.thread_time() - s < 1", []),
         ("def t():\n    deadline = time.monotonic() + 5\n    assert calls == 3", []),
     ],
