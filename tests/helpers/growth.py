@@ -95,20 +95,28 @@ def _timed(run: Callable[[], object]) -> float:
 
 def assert_linear(make: Callable[[int], Callable[[], object]], n: int) -> None:
     """``make(size)`` returns a call over an input of that size; it must grow linearly (time at
-    4n at most MAX_RATIO times time at n, the best of ROUNDS runs each, taken in turn)."""
+    4n at most MAX_RATIO times time at n, the best of ROUNDS runs each, taken in turn).
+
+    A ratio over the bound is measured again, twice at most, as growth() does: quadratic work is
+    over the bound every time (16x at 4n), while a parallel run's neighbour sharing the caches
+    pushed linear code to 6.4x once in a full run."""
     small_run, large_run = make(n), make(4 * n)
-    small = large = float("inf")
-    enabled = gc.isenabled()
-    gc.disable()  # as timeit does: a collection falling in one run is not the code's growth
-    try:
-        for _ in range(ROUNDS):
-            small = min(small, _timed(small_run))
-            large = min(large, _timed(large_run))
-    finally:
-        if enabled:
-            gc.enable()
-    floor = max(small, 1e-4)
-    assert large <= MAX_RATIO * floor, f"time at 4n is {large / floor:.1f}x time at n"
+    ratio = 0.0
+    for _ in range(3):
+        small = large = float("inf")
+        enabled = gc.isenabled()
+        gc.disable()  # as timeit does: a collection falling in one run is not the code's growth
+        try:
+            for _ in range(ROUNDS):
+                small = min(small, _timed(small_run))
+                large = min(large, _timed(large_run))
+        finally:
+            if enabled:
+                gc.enable()
+        ratio = large / max(small, 1e-4)
+        if ratio <= MAX_RATIO:
+            return
+    raise AssertionError(f"time at 4n is {ratio:.1f}x time at n")
 
 
 def slow_cases(
