@@ -14,12 +14,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from scout.doc_paths import language_tag
 from scout.errors import ConfigError
-from scout.providers.base import ProviderName
 from scout.schedule import parse_schedule
 
 DEFAULT_FILE = "scout.toml"
 ENV_VAR = "SCOUT_CONFIG"
+# The one list of provider names: the config validates against it and the registry in
+# scout/providers/ is keyed by it (it lives here, below the providers, which read the config).
+ProviderName = Literal["claude-local", "anthropic", "offline"]
 
 
 class _Section(BaseModel):
@@ -69,8 +72,6 @@ class CorpusConfig(_Section):
     @field_validator("languages")
     @classmethod
     def _language_tags(cls, value: list[str]) -> list[str]:
-        from scout.corpus.languages import language_tag
-
         bad = [item for item in value if language_tag(item) is None]
         if bad:
             raise ValueError(f"expected ISO 639-1 language codes such as 'en' or 'pt-br': {bad}")

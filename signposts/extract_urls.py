@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import regex
 
+from scout.forge.base import lines_fragment
 from scout.verdict import Kind
 from signposts.extract_norm import (
     ascii_lower,
@@ -30,7 +31,6 @@ from signposts.references import (
     ExtractContext,
     Reference,
     commit_ref,
-    lines_fragment,
     merge_request_ref,
 )
 

@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from scout.config import Config
 from scout.forge.base import lines_fragment
 from scout.verdict import Kind
 
@@ -43,6 +44,16 @@ class ExtractContext:
     max_bytes: int = 1 << 20  # UTF-8 bytes read per issue (all texts together); rest counted
     max_references: int = 50  # distinct references per issue; rest counted as skipped
     timeout: float = 2.0  # regex timeout budget per text, seconds
+
+
+def extract_context(config: Config, project: str | None) -> ExtractContext:
+    """The context for extracting from an issue of `project` under `config` (the sweep and the CLI's
+    `signposts` commands build it the same way)."""
+    return ExtractContext(
+        gitlab_url=config.forge.url,
+        docs_sites=tuple(DocsSite(s.url, s.project, s.root) for s in config.docs_site),
+        project=project,
+    )
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ingest.sweep import Sweep, extract_context
+from ingest.sweep import Sweep
 from scout.config import load_config
 from scout.corpus.index import index_estate
 from scout.corpus.rules import CorpusRules
@@ -21,7 +21,7 @@ from scout.forge.local import LocalForge
 from scout.providers import make_provider
 from scout.store import SignpostRow, Store
 from signposts.extract import extract
-from signposts.references import ExtractContext
+from signposts.references import ExtractContext, extract_context
 from signposts.validate import Validator
 from tests.conftest import Result, render_config
 

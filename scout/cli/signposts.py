@@ -222,8 +222,8 @@ def signposts(
 @pass_runtime
 def extract(runtime: Runtime, project: str | None, source: str, as_nl: bool, as_json: bool) -> None:
     """Print the references in an issue (JSON issue or plain text, FILE or -); no network."""
-    from ingest.sweep import extract_context
     from signposts.extract import extract_issue, parse_issue_document
+    from signposts.references import extract_context
 
     if source == "-":
         raw_bytes = sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)

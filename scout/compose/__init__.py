@@ -9,7 +9,7 @@ from scout.compose.prompt import (
     prompt_passages,
     render_passages,
 )
-from scout.compose.schema import AddressesOutput, AnswerOutput
+from scout.providers.schema import AddressesOutput, AnswerOutput
 
 __all__ = [
     "AddressesOutput",

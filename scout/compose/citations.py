@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from scout.compose.normalise import prose
-from scout.compose.schema import AnswerOutput
+from scout.providers.schema import AnswerOutput
 
 # [3], [1, 2], [1; 2], [1-3], [2][4]: a bracket holding only numbers, separators and ranges.
 _MARKER = re.compile(r"\[\s*(\d{1,6}(?:\s*(?:,|;|-|–)\s*\d{1,6})*)\s*\]")

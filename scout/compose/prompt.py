@@ -17,8 +17,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 
 from scout.compose.normalise import fold, visible
-from scout.compose.schema import AddressesOutput, AnswerOutput
 from scout.providers.base import PromptPassage, Task
+from scout.providers.schema import AddressesOutput, AnswerOutput
 from scout.store import PassageRecord
 
 MAX_PASSAGE_CHARS = 6_000

@@ -21,14 +21,14 @@ from typing import Any
 
 from scout.corpus.passages import PASSAGES_FORMAT, split_document
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
-from scout.errors import CannotCheck, ForgeError, NotFound
+from scout.errors import CannotCheck, ForgeError, ForgeReason, NotFound
 from scout.forge.base import FileEntry, Forge, Project
 from scout.progress import Progress, as_progress
 from scout.store import PassageRecord, ProjectRow, Store, now
 
 log = logging.getLogger("scout.index")
 # Forge failures that are about the forge as a whole, not one project: they stop the run.
-GLOBAL_FAULTS = frozenset({"unreachable", "rate limited"})
+GLOBAL_FAULTS: frozenset[ForgeReason] = frozenset({"unreachable", "rate limited"})
 
 
 @dataclass

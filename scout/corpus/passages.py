@@ -23,6 +23,7 @@ from itertools import accumulate
 import regex
 
 from scout.corpus import markdown, markup, rst
+from scout.corpus.outline import Heading, Table
 
 log = logging.getLogger(__name__)
 
@@ -277,7 +278,7 @@ def split_rst(text: str, includes: list[tuple[int, str]] | None = None) -> list[
     # A label directly above a title (blank lines and other labels between) names that section:
     # the section starts at the label, so the label never trails the section before it.
     starts = {start: index for index, (start, *_rest) in enumerate(headings)}
-    moved: list[tuple[int, int, int, str]] = list(headings)
+    moved: list[Heading] = list(headings)
     extra: list[tuple[int, str]] = []
     label_lines = {line for line, _ in rendered.labels}
     for line, label in rendered.labels:
@@ -290,7 +291,7 @@ def split_rst(text: str, includes: list[tuple[int, str]] | None = None) -> list[
             extra.append((line, ident))
             continue
         start, end, level, heading = moved[target]
-        moved[target] = (min(start, line), end, level, heading)
+        moved[target] = Heading(min(start, line), end, level, heading)
         extra.append((k, ident))
     extra += [(line, "term-" + (rst.docutils_id(term) or term)) for line, term in rendered.terms]
     tables = rst.tables(lines)
@@ -315,7 +316,7 @@ def slugify(heading: str) -> str:
     ASCII, so the two agree except on non-ASCII letters ("Café" is "café" here, "cafe" there).
     """
     slug = _GITLAB_NON_WORD.sub("", heading.lower()).replace(" ", "-")
-    return _HYPHENS.sub("-", slug)
+    return str(_HYPHENS.sub("-", slug))  # str(): the regex package has no type stubs
 
 
 def mkdocs_slug(heading: str) -> str:
@@ -323,13 +324,13 @@ def mkdocs_slug(heading: str) -> str:
     character that is not a word character, space or hyphen removed, runs of spaces and hyphens
     one hyphen. Duplicates get _1, _2."""
     folded = unicodedata.normalize("NFKD", heading).encode("ascii", "ignore").decode()
-    return _MKDOCS_SPACES.sub("-", _MKDOCS_DROP.sub("", folded).strip().lower())
+    return str(_MKDOCS_SPACES.sub("-", _MKDOCS_DROP.sub("", folded).strip().lower()))
 
 
 def github_slug(heading: str) -> str:
     """The id Hugo (goldmark's "github" ids) and Docusaurus (github-slugger) give a heading:
     GitLab's rule without merging runs of hyphens ("A -- B" is "a----b")."""
-    return _GITLAB_NON_WORD.sub("", heading.lower()).replace(" ", "-")
+    return str(_GITLAB_NON_WORD.sub("", heading.lower())).replace(" ", "-")
 
 
 def window(
@@ -409,14 +410,14 @@ def _paragraph_starts(lines: Sequence[str], start: int, end: int) -> list[int]:
 
 def _assemble(
     lines: list[str],
-    headings: Sequence[tuple[int, int, int, str]],
+    headings: Sequence[Heading],
     block_starts: Sequence[int],
     first_line: int,
     title: str | None,
     anchors: Sequence[str | None],
     *,
     extra: Sequence[tuple[int, str]] = (),
-    tables: Sequence[tuple[int, int, int]] = (),
+    tables: Sequence[Table] = (),
 ) -> list[Section]:
     """Sections from an outline: one region per heading (and one before the first), each cut
     into pieces that fit the bound. `headings` are (start, end, level, text), 0-based, end
@@ -479,9 +480,7 @@ def _assemble(
     return sections
 
 
-def _table_header(
-    lines: list[str], tables: Sequence[tuple[int, int, int]], start: int, end: int
-) -> str:
+def _table_header(lines: list[str], tables: Sequence[Table], start: int, end: int) -> str:
     """The longest header (with its rule) of the tables with a body in [start, end)."""
     inside = tables[bisect_left(tables, (start, 0, 0)) : bisect_left(tables, (end, 0, 0))]
     headers = [_lines_header(lines, table) for table in inside if table[1] > table[2]]
@@ -489,11 +488,11 @@ def _table_header(
     return header if len(header) <= MAX_TABLE_HEADER_CHARS else ""  # too big to repeat
 
 
-def _lines_header(lines: list[str], table: tuple[int, int, int]) -> str:
+def _lines_header(lines: list[str], table: Table) -> str:
     return "\n".join(lines[table[0] : table[2]]).rstrip("\n \t")
 
 
-def _table_of_row(tables: Sequence[tuple[int, int, int]], line: int) -> tuple[int, int, int] | None:
+def _table_of_row(tables: Sequence[Table], line: int) -> Table | None:
     """The table whose body (past its header) holds `line`."""
     index = bisect_right(tables, (line, 1 << 62, 1 << 62)) - 1  # the last starting at or before
     if index >= 0 and tables[index][2] <= line < tables[index][1]:
@@ -598,5 +597,5 @@ def _piece(lines: list[str], start: int, end: int) -> tuple[int, int, str]:
 def collapse_blank_lines(text: str) -> str:
     """Runs of blank lines as one: rendered-away markup leaves blank lines that carry nothing."""
     if "\n\n\n" in text or " \n" in text or "\t\n" in text:  # a run needs one of these
-        return _BLANK_RUN.sub("\n\n", text)
+        return str(_BLANK_RUN.sub("\n\n", text))
     return text

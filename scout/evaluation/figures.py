@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scout.answer import Outcome
 from scout.evaluation.evalfile import Band
 from scout.providers.base import Usage
 
@@ -41,7 +42,7 @@ class Row:
 
     question: str
     band: Band
-    outcome: str  # answered | declined
+    outcome: Outcome
     reason: str | None
     cited: tuple[Cited, ...]
     cited_expected: tuple[bool, ...]  # per citation: inside an expected source

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from scout.config import ProviderName
 from scout.errors import UsageError
-from scout.providers.base import PromptPassage, Provider, ProviderName, Task
+from scout.providers.base import PromptPassage, Provider, Task
 
 
 def _claude_local(model: str, timeout: float | None) -> Provider:

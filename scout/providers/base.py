@@ -16,9 +16,6 @@ from pydantic import BaseModel
 
 T = TypeVar("T", bound=BaseModel)
 
-# The one list of provider names: the registry is keyed by it and the config validates against it.
-ProviderName = Literal["claude-local", "anthropic", "offline"]
-
 # Bounds what a provider reads back from a model: generous for an answer, small for memory.
 MAX_REPLY_BYTES = 1_000_000
 
@@ -33,11 +30,14 @@ class PromptPassage:
     text: str
 
 
+TaskKind = Literal["answer", "addresses"]
+
+
 @dataclass(frozen=True)
 class Task(Generic[T]):
     """What to ask: the rendered prompt for models, the raw material for the offline composer."""
 
-    kind: str  # "answer" | "addresses"
+    kind: TaskKind
     system: str
     user: str
     output: type[T]

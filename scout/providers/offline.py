@@ -13,9 +13,9 @@ import unicodedata
 from collections.abc import Callable
 from typing import cast
 
-from scout.compose.schema import AddressesOutput, AnswerOutput
 from scout.errors import ProviderError
 from scout.providers.base import Metered, PromptPassage, T, Task, Usage
+from scout.providers.schema import AddressesOutput, AnswerOutput
 from scout.retrieve import query_terms, stem, words
 
 # Share of the question's content words one passage must contain, in its heading or its text,

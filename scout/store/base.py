@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
-from scout.store.records import PassageRecord
+from scout.records import PassageRecord
 
 
 class Connected:

@@ -6,13 +6,12 @@ import sqlite3
 from collections.abc import Iterable
 
 from scout.errors import StoreError
+from scout.records import PassageHit, PassageRecord
 from scout.store.base import Connected
 from scout.store.records import (
     PASSAGE_COLUMNS,
     PASSAGE_FIELDS,
     PROJECT_COLUMNS,
-    PassageHit,
-    PassageRecord,
     ProjectRow,
     by_name,
     passage_from_row,
