@@ -53,10 +53,18 @@ def replicate(source: str, target: str, copies: int) -> dict[str, Any]:
 
     with Store.open(Path(source)) as src:
         records = src.passages()
+    projects = sorted({r.project for r in records})
     with Store.open(Path(target), create=True) as dst:
-        for n in range(copies):
+        # One project's copies together, as `scout index` writes a project (one transaction):
+        # a project's passages then have neighbouring row ids, as in a real store.
+        for project in projects:
             dst.insert_passages(
-                [replace(r, path=f"copy{n}/{r.path}", body=f"{r.body} zzcopy{n}") for r in records]
+                [
+                    replace(r, path=f"copy{n}/{r.path}", body=f"{r.body} zzcopy{n}")
+                    for n in range(copies)
+                    for r in records
+                    if r.project == project
+                ]
             )
         return {"passages": dst.passage_count()}
 

@@ -14,7 +14,7 @@ because the index holds no passages at all is logged with the cause ``index_empt
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -96,7 +96,8 @@ class AnswerResult:
 @dataclass(frozen=True)
 class Composed:
     """One question through the answer path, before logging: the result, the passages the
-    provider was given (best first), what the provider call cost, and how long it all took."""
+    provider was given (best first), what the provider calls cost (expansion included), how
+    long it all took, and the expansion terms retrieval searched with (None: expansion off)."""
 
     result: AnswerResult
     hits: tuple[PassageHit, ...]
@@ -104,6 +105,38 @@ class Composed:
     latency_ms: int
     terms: tuple[str, ...] = ()  # the question's content words
     cause: str | None = None  # INDEX_EMPTY: a decline that is not a documentation gap
+    expanded: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Searched:
+    """What retrieval found for a question, with the expansion terms it searched with."""
+
+    hits: list[PassageHit]
+    expanded: list[str] | None
+    usage: Usage
+
+
+def search(
+    question: str,
+    *,
+    store: Store,
+    limit: int,
+    projects: Sequence[str] | None = None,
+    expand: Provider | Callable[[], Provider] | None = None,
+) -> Searched:
+    """Retrieval for ``question`` (as ``scout search`` and the answer path make it): with
+    ``expand`` (a provider, or a factory), the provider's suggested terms first
+    (``scout.expansion``: the question alone is sent). Raises UsageError for a bad question."""
+    check_question(question)
+    usage = Usage()
+    expanded: list[str] | None = None
+    if expand is not None:
+        from scout.expansion import expand as suggest
+
+        expanded, usage = suggest(_resolve(expand), question)
+    hits = retrieve(store, question, limit, projects=projects, expanded=expanded or ())
+    return Searched(hits, expanded, usage)
 
 
 def compose(
@@ -112,10 +145,13 @@ def compose(
     store: Store,
     provider: Provider | Callable[[], Provider],
     passages: int = 8,
+    projects: Sequence[str] | None = None,
+    expand: bool = False,
 ) -> Composed:
     """Answer ``question`` from the store's passages, or decline; log nothing.
 
-    ``provider`` may be a factory, called only when there are passages to give it.
+    ``provider`` may be a factory, called only when there are passages to give it (or, with
+    ``expand``, to ask it for search terms first). ``projects`` limits retrieval (globs).
     Raises UsageError for an unacceptable question (one with no content words included),
     ProviderError when the provider fails.
     """
@@ -127,8 +163,18 @@ def compose(
             "question has only words such as 'how' and 'what' in it: say what it is about"
         )
     check_passages(passages)
-    hits = retrieve(store, question, passages)
-    usage = Usage()
+    made: list[Provider] = []
+
+    def once() -> Provider:
+        # One provider for expansion and answer: a factory is called at most once.
+        if not made:
+            made.append(_resolve(provider))
+        return made[0]
+
+    searched = search(
+        question, store=store, limit=passages, projects=projects, expand=once if expand else None
+    )
+    hits, usage = searched.hits, searched.usage
     cause = None
     if not hits and not store.passage_count():
         # Not a gap but a config mistake or an index never built: say so, and log the cause.
@@ -136,8 +182,8 @@ def compose(
     elif not hits:
         result = AnswerResult.declined(NOTHING_MATCHED, 0)
     else:
-        metered = run_metered(_resolve(provider), answer_task(question, hits))
-        output, usage = metered.output, metered.usage
+        metered = run_metered(once(), answer_task(question, hits))
+        output, usage = metered.output, usage + metered.usage
         verdict = check(output, len(hits))
         if verdict.answered:
             citations = tuple(Citation.of(n, hits[n - 1]) for n in verdict.cited)
@@ -149,7 +195,8 @@ def compose(
                 len(hits),
             )
     latency = round((time.monotonic() - started) * 1000)
-    return Composed(result, tuple(hits), usage, latency, terms, cause)
+    expanded = None if searched.expanded is None else tuple(searched.expanded)
+    return Composed(result, tuple(hits), usage, latency, terms, cause, expanded)
 
 
 def ask(
@@ -159,9 +206,19 @@ def ask(
     provider: Provider | Callable[[], Provider],
     passages: int = 8,
     provider_name: str,
+    projects: Sequence[str] | None = None,
+    expand: bool = False,
 ) -> AnswerResult:
-    """Answer ``question`` (see :func:`compose`) and log its outcome, tokens and cost."""
-    composed = compose(question, store=store, provider=provider, passages=passages)
+    """Answer ``question`` (see :func:`compose`) and log its outcome, tokens, cost and the
+    expansion terms retrieval searched with."""
+    composed = compose(
+        question,
+        store=store,
+        provider=provider,
+        passages=passages,
+        projects=projects,
+        expand=expand,
+    )
     result = composed.result
     store.log_question(
         question=question,
@@ -176,6 +233,7 @@ def ask(
         terms=composed.terms,
         nearest=[nearest(hit) for hit in _nearest_hits(composed, question, store, passages)],
         cause=composed.cause,
+        expanded=composed.expanded,
     )
     return result
 
@@ -189,7 +247,7 @@ def _nearest_hits(
         return ()
     if len(composed.hits) >= NEAREST or passages >= NEAREST:
         return composed.hits[:NEAREST]
-    return tuple(retrieve(store, question, NEAREST))
+    return tuple(retrieve(store, question, NEAREST, expanded=composed.expanded or ()))
 
 
 def nearest(hit: PassageHit) -> dict[str, Any]:

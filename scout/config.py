@@ -8,7 +8,6 @@ environment variable the file names; relative paths resolve against the config f
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,12 +16,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from scout.doc_paths import language_tag
 from scout.errors import ConfigError
 from scout.schedule import parse_schedule
+from scout.toml_input import TomlProblem, read_toml
 
 DEFAULT_FILE = "scout.toml"
 ENV_VAR = "SCOUT_CONFIG"
 # The one list of provider names: the config validates against it and the registry in
 # scout/providers/ is keyed by it (it lives here, below the providers, which read the config).
 ProviderName = Literal["claude-local", "anthropic", "offline"]
+Expand = Literal["off", "model"]  # retrieval.expand: no query expansion, or by the model
 
 
 class _Section(BaseModel):
@@ -103,6 +104,12 @@ class AnswerConfig(_Section):
     timeout: float = Field(default=120.0, gt=0, le=3600)
 
 
+class RetrievalConfig(_Section):
+    # "model": the answer provider suggests docs words for each question before retrieval
+    # (scout.expansion); "off": the question's own words only.
+    expand: Expand = "off"
+
+
 class IngestConfig(_Section):
     schedule: str = "*/30 * * * *"
     # addresses judgements (model calls) in flight at once during a sweep
@@ -127,6 +134,7 @@ class Config(_Section):
     corpus: CorpusConfig = CorpusConfig()
     docs_site: list[DocsSiteConfig] = []
     answer: AnswerConfig = AnswerConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
     ingest: IngestConfig = IngestConfig()
     store: StoreConfig = StoreConfig()
     source: Path = Path(DEFAULT_FILE)
@@ -165,11 +173,9 @@ def load_config(explicit: str | os.PathLike[str] | None = None) -> Config:
             f"no config file found (looked at {looked}); pass --config PATH or set {ENV_VAR}"
         )
     try:
-        data = tomllib.loads(found.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{found}: cannot read config: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{found}: not valid TOML: {exc}") from exc
+        data = read_toml(found)
+    except (OSError, TomlProblem) as exc:  # OSError: gone between the look and the read
+        raise ConfigError(f"{found}: {exc}") from exc
     if "source" in data:
         raise ConfigError(f"{found}: source: unknown key")
     try:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from scout.kinds import PassageKind, passage_kind
+
 Source = Literal["docs", "code"]
 Origin = Literal["corpus", "signpost"]
 
@@ -29,6 +31,11 @@ class PassageRecord:
     origin: Origin
     url: str
     target: str | None = None  # for origin = signpost: the key of the signpost target it belongs to
+
+    @property
+    def kind(self) -> PassageKind:
+        """docs | readme | changelog | code: how the passage goes stale (``scout.kinds``)."""
+        return passage_kind(self.path, self.source)
 
 
 @dataclass(frozen=True)

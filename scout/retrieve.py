@@ -16,17 +16,20 @@ fast path that assumed otherwise missed the full ranking's top 8 on one question
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from scout import rank
 from scout.errors import UsageError
 from scout.store import PassageHit, Store
 
 MAX_QUESTION_CHARS = 4_000
 MIN_PASSAGES, MAX_PASSAGES = 1, 20
+MAX_SEARCH = 100  # `scout search --limit`: deeper lists, for diagnosis
 # Headings name what a section is about; a question term in a heading says more than one in prose.
 # But a heading is the section's whole path ("Page > Part > Section"), so a page title's words are
 # in every section's heading: at 5 (chosen on generated pages) they drowned the sections' own
@@ -45,6 +48,10 @@ MAX_FETCH = 640  # a section copied more often than this leaves the list short
 # Bounds the MATCH expression: FTS5's cost grows with every OR'd term.
 MAX_QUERY_TERMS = 48
 MAX_WORD_CHARS = 64
+MAX_GLOB_CHARS = 512
+# A model's suggested terms count this share of what the question's own words count (contract:
+# "ranked below the question's own words").
+EXPANSION_WEIGHT = 0.5
 
 # Unicode-aware: letters, digits and marks of any script; underscores split words.
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -204,7 +211,10 @@ def variants(
     return out
 
 
-_COMPOUND = re.compile(r"[^\W_]+(?:[-_.:/][^\W_]+)+", re.UNICODE)
+# Starts only where a word starts (the look-behind) and never gives back a word's letters (the
+# possessive runs): each word is scanned once, where an unanchored start inside a long word would
+# rescan the rest of it from every letter.
+_COMPOUND = re.compile(r"(?<![^\W_])[^\W_]++(?:[-_.:/][^\W_]++)+", re.UNICODE)
 MAX_COMPOUND_WORDS = 4
 
 
@@ -237,11 +247,9 @@ def check_question(question: str) -> list[str]:
     return terms
 
 
-def check_passages(count: int) -> int:
-    if not MIN_PASSAGES <= count <= MAX_PASSAGES:
-        raise UsageError(
-            f"--passages must be between {MIN_PASSAGES} and {MAX_PASSAGES} (got {count})"
-        )
+def check_passages(count: int, most: int = MAX_PASSAGES, option: str = "--passages") -> int:
+    if not MIN_PASSAGES <= count <= most:
+        raise UsageError(f"{option} must be between {MIN_PASSAGES} and {most} (got {count})")
     return count
 
 
@@ -261,16 +269,26 @@ def rare_budget(passages: int) -> int:
 
 
 def retrieve(
-    store: Store, question: str, limit: int, *, budget: int | None = None
+    store: Store,
+    question: str,
+    limit: int,
+    *,
+    budget: int | None = None,
+    projects: Sequence[str] | None = None,
+    expanded: Sequence[str] = (),
 ) -> list[PassageHit]:
     """The top ``limit`` passages for ``question``, best first, noise dropped.
 
     The question's terms, and the spellings of them the corpus uses (:func:`variants`), are
-    ranked by BM25. ``budget`` overrides :func:`rare_budget` (``10**9`` ranks every matching
-    row in one query: the reference the stages are measured against).
+    ranked by BM25; the exact top ``rank.POOL`` are then re-ranked (``scout.rank``). ``projects``
+    (globs on full paths) limits retrieval to the projects they match; ``expanded`` are terms a
+    model suggested for the question (``scout.expansion``), searched with its own words and
+    ranked below them. ``budget`` overrides :func:`rare_budget` (``10**9`` ranks every
+    matching row in one query: the reference the stages are measured against).
     """
-    check_passages(limit)
+    check_passages(limit, MAX_SEARCH, "--limit")
     terms = check_question(question)
+    scope = _scope(store, projects)
     total = store.passage_count()
     # A term in more than half the rows has FTS5's floor idf, so no count needs to go further.
     cap = total // 2 + 1
@@ -290,26 +308,119 @@ def retrieve(
             indexed[match] = store.count_matches(match, 1) > 0
         return indexed[match]
 
-    terms = [*terms, *variants(question, terms, count, present)][:MAX_QUERY_TERMS]
-    counts = {term: count(literal(term)) for term in terms}
+    own = [*terms, *variants(question, terms, count, present)][:MAX_QUERY_TERMS]
+    extra = [t for t in expansion_terms(expanded) if t not in own][: MAX_QUERY_TERMS - len(own)]
+    counts = {term: count(literal(term)) for term in [*own, *extra]}
     # Terms that match nothing add nothing to any score.
-    live = [term for term in terms if counts[term]]
+    live = [term for term in [*own, *extra] if counts[term]]
     if not live:
         return []
     if budget is None:
         budget = rare_budget(total) if total > MIN_RARE_ROWS else total
-    fetch = limit * DUPLICATE_ROOM
+    pool = max(limit, rank.POOL)
+    hits = _pool(store, live, counts, total, budget, pool, scope)
+    asked = words(question)
+    named = rank.named_projects(
+        asked,
+        scope if scope is not None else store.project_names(),
+        lambda word, project: _share(store, literal(word), project, count(literal(word))),
+    )
+    if named and (scope is None or not named.issuperset(scope)):
+        seen = {hit.id for hit in hits}
+        within = tuple(sorted(named))
+        hits += [
+            h for h in _pool(store, live, counts, total, budget, pool, within) if h.id not in seen
+        ]
+    own_live = [term for term in own if counts[term]]
+    if len(own_live) < len(live):
+        hits = _below_own(store, hits, own_live)
+    return rank.rerank(
+        hits,
+        limit,
+        named=named,
+        versions=rank.about_versions(question, asked),
+        spans=rank.code_spans(question),
+    )
+
+
+def _scope(store: Store, projects: Sequence[str] | None) -> tuple[str, ...] | None:
+    """The indexed projects ``projects`` (globs) match; None for no limit. A glob that matches
+    nothing is a usage error: a typo must not look like "nothing matched"."""
+    if not projects:
+        return None
+    for glob in projects:
+        if not glob.strip() or len(glob) > MAX_GLOB_CHARS:
+            raise UsageError(
+                f"--project must be a glob on project paths of 1 to {MAX_GLOB_CHARS} characters"
+            )
+    scope = store.project_names(projects)
+    missing = [glob for glob in projects if not store.project_names([glob])]
+    if missing:
+        raise UsageError(f"--project {missing[0]!r} matches no indexed project")
+    return scope
+
+
+def _share(store: Store, match: str, project: str, total: int) -> float:
+    """The share of the rows matching ``match`` that are ``project``'s (for naming)."""
+    if not total:
+        return 0.0
+    return store.count_matches(match, total, projects=(project,)) / total
+
+
+def _pool(
+    store: Store,
+    live: list[str],
+    counts: dict[str, int],
+    total: int,
+    budget: int,
+    pool: int,
+    within: tuple[str, ...] | None,
+) -> list[PassageHit]:
+    """The exact BM25 top ``pool`` distinct passages of ``live`` terms (in ``within``)."""
+
+    def ranked(match: str, fetch: int) -> list[PassageHit]:
+        return store.search(match, fetch, heading_weight=HEADING_WEIGHT, projects=within)
+
+    fetch = pool * DUPLICATE_ROOM
     while True:
-        rows = _exact_top(store, live, counts, total, budget, limit, fetch)
-        hits = _distinct(rows, limit)
+        rows = _exact_top(ranked, live, counts, total, budget, pool, fetch)
+        hits = _distinct(rows, pool)
         # Copies of one section fill the first rows (see _distinct): fetch deeper.
-        if len(hits) == limit or len(rows) < fetch or fetch >= MAX_FETCH:
+        if len(hits) == pool or len(rows) < fetch or fetch >= MAX_FETCH:
             return hits
         fetch *= 4
 
 
+def _below_own(store: Store, hits: list[PassageHit], own: list[str]) -> list[PassageHit]:
+    """``hits`` scored so that expansion terms count ``EXPANSION_WEIGHT`` of what the question's
+    own words count: own score + weight x (whole score - own score)."""
+    mine = (
+        store.scores(_any(own), [h.id for h in hits], heading_weight=HEADING_WEIGHT) if own else {}
+    )
+    out = []
+    for hit in hits:
+        base = mine.get(hit.id, 0.0)
+        out.append(dataclasses.replace(hit, score=base + EXPANSION_WEIGHT * (hit.score - base)))
+    return sorted(out, key=_order)
+
+
+def expansion_terms(expanded: Sequence[str]) -> list[str]:
+    """The search terms of a model's suggested terms: their content words, and each
+    suggestion of several words as a phrase as well (literals both, like the question's)."""
+    out: list[str] = []
+    for suggestion in expanded:
+        parts = [w for w in words(suggestion) if w not in STOPWORDS]
+        for term in [" ".join(parts)] if len(parts) > 1 else []:
+            if term not in out:
+                out.append(term)
+        for part in parts:
+            if part not in out:
+                out.append(part)
+    return out
+
+
 def _exact_top(
-    store: Store,
+    ranked: Callable[[str, int], list[PassageHit]],
     terms: list[str],
     counts: dict[str, int],
     total: int,
@@ -333,20 +444,20 @@ def _exact_top(
     """
     first = _rarest(terms, counts, budget)
     if len(first) == len(terms):
-        return _rank(store, _any(terms), fetch)
+        return ranked(_any(terms), fetch)
     bound = {term: max_score(total, counts[term]) for term in terms}
-    ranked: list[str] = []
+    done: list[str] = []
     rows: list[PassageHit] = []
     stage, needed = first, 0.0
     while stage:
         # Rows with the stage's terms and no other can score no more than those terms' bounds.
         alone = sum(bound[term] for term in stage) >= needed
-        found = _rows_of(store, terms, stage, ranked, fetch, alone=alone)
+        found = _rows_of(ranked, terms, stage, done, fetch, alone=alone)
         rows = sorted([*rows, *found], key=_order)[:fetch]
-        ranked += stage
+        done += stage
         needed = -_needed(rows, limit, fetch)
         # All the terms still in play go next (one at a time, rarest first, was slower: bench/).
-        stage = essential([t for t in terms if t not in ranked], bound, needed)
+        stage = essential([t for t in terms if t not in done], bound, needed)
     return rows
 
 
@@ -390,7 +501,13 @@ def essential(terms: list[str], bound: dict[str, float], needed: float) -> list[
 
 
 def _rows_of(
-    store: Store, terms: list[str], stage: list[str], ranked: list[str], fetch: int, *, alone: bool
+    search: Callable[[str, int], list[PassageHit]],
+    terms: list[str],
+    stage: list[str],
+    ranked: list[str],
+    fetch: int,
+    *,
+    alone: bool,
 ) -> list[PassageHit]:
     """The top rows that match a ``stage`` term and no ``ranked`` one, scored over all ``terms``
     (without the rows that have no other term, unless ``alone``: they cannot rank).
@@ -404,20 +521,16 @@ def _rows_of(
     others = [t for t in terms if t not in stage and t not in ranked]
     rows = f"({_any(stage)}) NOT ({_any(ranked)})" if ranked else _any(stage)
     if not others:
-        return _rank(store, rows, fetch)
-    with_others = _rank(store, f"({_any(others)}) AND ({rows})", fetch)
+        return search(rows, fetch)
+    with_others = search(f"({_any(others)}) AND ({rows})", fetch)
     if not alone:
         return with_others
-    without = _rank(store, f"({rows}) NOT ({_any(others)})", fetch)
+    without = search(f"({rows}) NOT ({_any(others)})", fetch)
     return sorted([*with_others, *without], key=_order)[:fetch]
 
 
 def _any(terms: list[str]) -> str:
     return " OR ".join(literal(term) for term in terms)
-
-
-def _rank(store: Store, match: str, fetch: int) -> list[PassageHit]:
-    return store.search(match, fetch, heading_weight=HEADING_WEIGHT)
 
 
 def _order(hit: PassageHit) -> tuple[float, int]:

@@ -53,3 +53,39 @@ class SafeFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         return printable_block(super().format(record))
+
+
+def configure_logging(level: int = logging.WARNING, fmt: str = "%(message)s") -> logging.Handler:
+    """Route every log record, and every Python warning, to stderr through SafeFormatter.
+
+    Without a handler, records reach Python's last-resort handler, which writes them raw: a
+    GraphQL error text or a project path holding ESC would reach the terminal as a sequence. So
+    the root logger gets one handler (replacing the one an earlier call installed), warnings
+    become log records (`logging.captureWarnings`), and the last-resort handler is this one too.
+    """
+    import sys
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(SafeFormatter(fmt))
+    handler.set_name(_HANDLER_NAME)
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if h.get_name() == _HANDLER_NAME]:
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+    logging.captureWarnings(True)
+    logging.lastResort = handler
+    return handler
+
+
+def reset_logging() -> None:
+    """Undo `configure_logging` (a command is over; an embedding caller keeps its own setup)."""
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if h.get_name() == _HANDLER_NAME]:
+        root.removeHandler(old)
+    logging.captureWarnings(False)
+    logging.lastResort = _LAST_RESORT
+
+
+_HANDLER_NAME = "scout-terminal"
+_LAST_RESORT = logging.lastResort

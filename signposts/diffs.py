@@ -20,7 +20,9 @@ from scout.forge.base import FileDiff
 
 Read = Callable[[str, str], str | None]  # (sha, path) -> text, None when absent
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+# Line numbers of nine digits at most: a server's header with a longer number is no hunk (and
+# int() of thousands of digits raises).
+_HUNK = re.compile(r"^@@ -(\d{1,9})(?:,(\d{1,9}))? \+(\d{1,9})(?:,(\d{1,9}))? @@")
 MEANINGFUL_CHARS = 4  # "}", "end", "" stand everywhere: they prove nothing about a change
 
 

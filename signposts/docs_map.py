@@ -50,8 +50,11 @@ _CONFIG_FILES = {
 MAX_SCANNED = 100
 
 _NUMBER_PREFIX = re.compile(r"^\d+[-_.]\s*")
-_FRONT_KEY = r"^{key}:[ \t]*(.*?)[ \t]*$"
-_YAML_ITEM = re.compile(r"^\s*-\s+(.+?)\s*$")
+# Front matter lines: each value is matched greedily to the line's end and stripped after, so no
+# lazy group sits before a greedy tail of blanks (which tries every split of a run of spaces).
+_YAML_ITEM = re.compile(r"^[ \t]*-[ \t]+(\S.*)$")
+_YAML_FIELD = re.compile(r"^([A-Za-z_][\w-]*):(.*)$")
+_TOML_FIELD = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*=(.*)$")
 
 
 def detect_generator(paths: Iterable[str], root: str) -> str | None:
@@ -283,11 +286,11 @@ def front_matter(text: str) -> dict[str, object]:
             if isinstance(listed, list):
                 listed.append(_unquote(item.group(1)))
             continue
-        match = re.match(r"^([A-Za-z_][\w-]*):[ \t]*(.*?)[ \t]*$", line)
+        match = _YAML_FIELD.match(line)
         if match is None:
             key = None
             continue
-        key, value = match.group(1), match.group(2)
+        key, value = match.group(1), match.group(2).strip(" \t")
         if value.startswith("[") and value.endswith("]"):
             fields[key] = [_unquote(v) for v in value[1:-1].split(",") if v.strip()]
         elif value:
@@ -302,10 +305,11 @@ def _toml_front_matter(text: str) -> dict[str, object]:
         return {}
     fields: dict[str, object] = {}
     for line in text[3:end].split("\n"):
-        match = re.match(r"^([A-Za-z_][\w-]*)\s*=\s*(.+?)\s*$", line)
-        if match is None:
+        match = _TOML_FIELD.match(line)
+        value = match.group(2).strip() if match is not None else ""
+        if match is None or not value:
             continue
-        key, value = match.group(1), match.group(2)
+        key = match.group(1)
         if value.startswith("[") and value.endswith("]"):
             fields[key] = [_unquote(v) for v in value[1:-1].split(",") if v.strip()]
         elif value[:1] in "'\"":

@@ -31,7 +31,7 @@ from signposts.extract_text import (
     relative_link,
 )
 from signposts.extract_urls import Sites, reference_from_url, sites_for
-from signposts.references import ExtractContext, Extraction, Reference
+from signposts.references import MAX_REFERENCE_CHARS, ExtractContext, Extraction, Reference
 
 _ANY_PROJECT = "group/project"  # stands in for an unknown issue project when counting
 _BACKTRACK_WINDOW = 4096  # characters searched back for whitespace when cutting at the budget
@@ -73,7 +73,9 @@ def extract_issue(
             if ref.reference in seen:
                 continue
             seen.add(ref.reference)
-            if len(result.references) < ctx.max_references:
+            if len(ref.reference) > MAX_REFERENCE_CHARS:  # prose dressed as a path
+                result.skipped["reference_too_long"] += 1
+            elif len(result.references) < ctx.max_references:
                 result.references.append(ref)
             else:
                 result.skipped["references_over_limit"] += 1

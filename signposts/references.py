@@ -99,13 +99,19 @@ class Reference:
         return cls(**data)
 
 
+# A reference longer than this is not a reference: real paths, URLs and shas are far shorter,
+# and a longer "path" is a sentence an issue author wants kept and shown in the audit.
+MAX_REFERENCE_CHARS = 512
+
+
 @dataclass
 class Extraction:
     """The distinct references of an issue in order of first appearance, and what was skipped.
 
     ``skipped`` keys: ``bytes_over_limit`` (UTF-8 bytes not read), ``references_over_limit``
     (distinct references past ``max_references``), ``timeout`` (texts abandoned on the regex
-    timeout), ``no_project`` (short forms seen while the issue's project is unknown).
+    timeout), ``no_project`` (short forms seen while the issue's project is unknown),
+    ``reference_too_long`` (distinct references over MAX_REFERENCE_CHARS, dropped).
     """
 
     references: list[Reference] = field(default_factory=list)

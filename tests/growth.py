@@ -1,25 +1,101 @@
-"""A linear-growth check for code that reads untrusted text: time at 4n at most 6 times time at
-n, both measured in the same run (a ratio, so a slow or busy machine does not fail it)."""
+"""Linear-growth checks shared by the tests, and worst cases generated from a module's patterns.
+
+Main rule: a growth check compares the time a function takes on an input of size 4n with the
+time on size n, both measured in the same run, and never compares a time with a fixed number of
+seconds (the machine is shared and its speed unknown). Times are this thread's CPU time, so
+waiting for a core on a loaded machine does not count. Linear work gives about 4x; quadratic
+backtracking gives about 16x; the bound is 6x (the contract in DESIGN.md, "Hostile input is
+bounded by construction").
+
+`assert_linear(make, n)` checks one call built for each size; `growth(run, make)` finds a size
+worth timing by itself and returns the ratio.
+
+`worst_cases(patterns)` reads the compiled patterns of a module (their literal characters, the
+literal runs such as `<!--` or `:::`, their bracket pairs) and builds, for each, the inputs that
+make backtracking patterns slow: runs of one character, of a character and a space, of an opener,
+an opener repeated with text between, nested openers and closers, and a long run between two
+words (`a<spaces>a`, which is what a lazy group before a greedy tail needs).
+"""
 
 from __future__ import annotations
 
 import gc
+import re
+import re._constants as sre_constants
+import re._parser as sre_parser
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from types import ModuleType
+from typing import Any
+
+MAX_RATIO = 6.0
+# The size n starts here and doubles until the function takes this long at n, so the ratio is
+# not a ratio of timer noise; a function still faster than that at MAX_N is bounded anyway.
+START_N = 256
+FLOOR_SECONDS = 0.001
+MAX_N = 1 << 15
+
+Make = Callable[[int], str]
+
+_PAIRS = {"[": "]", "(": ")", "{": "}", "<": ">", "`": "`", "*": "*", '"': '"', "'": "'"}
+_ALWAYS = (" ", "\t", "a", "0", "-", "\n")
+
+
+def _seconds(run: Callable[[str], object], text: str, repeats: int) -> float:
+    best = float("inf")
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            started = time.thread_time()
+            run(text)
+            best = min(best, time.thread_time() - started)
+    finally:
+        if enabled:
+            gc.enable()
+    return best
+
+
+def growth(run: Callable[[str], object], make: Make) -> tuple[int, float]:
+    """(n, time at 4n / time at n) for `run` on `make(n)` and `make(4 * n)`.
+
+    One timing of each first; a ratio over the bound is measured again (twice at most) as the
+    best of five interleaved timings, so a scheduler pause on a loaded machine does not read as
+    quadratic work."""
+    n = START_N
+    while True:
+        at_n = _seconds(run, make(n), 1)
+        if at_n >= FLOOR_SECONDS or n >= MAX_N:
+            break
+        n *= 2
+    small, big = make(n), make(4 * n)
+    at_4n = _seconds(run, big, 1)
+    if at_4n < FLOOR_SECONDS:  # 4 * MAX_N characters in under the floor: cut before any work
+        return n, 1.0
+    ratio = at_4n / max(at_n, 1e-9)
+    for _ in range(2):  # quadratic work is over the bound every time; a pause is not
+        if ratio <= MAX_RATIO:
+            break
+        times = {len(small): float("inf"), len(big): float("inf")}
+        for _ in range(5):  # interleaved, so a slow spell of the machine slows both sizes
+            for text in (small, big):
+                times[len(text)] = min(times[len(text)], _seconds(run, text, 1))
+        ratio = times[len(big)] / max(times[len(small)], 1e-9)
+    return n, ratio
+
 
 ROUNDS = 5  # the best of a few runs each, taken in turn, so one preempted run cannot decide
 
 
 def _timed(run: Callable[[], object]) -> float:
-    # CPU time of this thread: on a shared machine, time spent waiting for a core is not the
-    # code's, and wall-clock ratios on a loaded machine said 10x for linear code.
     started = time.thread_time()
     run()
     return time.thread_time() - started
 
 
 def assert_linear(make: Callable[[int], Callable[[], object]], n: int) -> None:
-    """``make(size)`` returns a call over an input of that size; it must grow linearly."""
+    """``make(size)`` returns a call over an input of that size; it must grow linearly (time at
+    4n at most MAX_RATIO times time at n, the best of ROUNDS runs each, taken in turn)."""
     small_run, large_run = make(n), make(4 * n)
     small = large = float("inf")
     enabled = gc.isenabled()
@@ -32,4 +108,127 @@ def assert_linear(make: Callable[[int], Callable[[], object]], n: int) -> None:
         if enabled:
             gc.enable()
     floor = max(small, 1e-4)
-    assert large <= 6 * floor, f"time at 4n is {large / floor:.1f}x time at n"
+    assert large <= MAX_RATIO * floor, f"time at 4n is {large / floor:.1f}x time at n"
+
+
+def slow_cases(
+    run: Callable[[str], object], cases: dict[str, Make]
+) -> dict[str, tuple[int, float]]:
+    """The cases whose growth is over the bound, with their n and ratio: {} when all are linear."""
+    found = {}
+    for name, make in cases.items():
+        n, ratio = growth(run, make)
+        if ratio > MAX_RATIO:
+            found[name] = (n, round(ratio, 1))
+    return found
+
+
+def module_patterns(*modules: ModuleType) -> list[re.Pattern[str]]:
+    """Every compiled pattern a module holds at its top level (and in top-level tuples of
+    (pattern, replacement) pairs)."""
+    found: list[re.Pattern[str]] = []
+    for module in modules:
+        for value in vars(module).values():
+            for item in value if isinstance(value, tuple | list) else (value,):
+                for inner in item if isinstance(item, tuple) else (item,):
+                    if hasattr(inner, "pattern") and isinstance(inner.pattern, str):
+                        found.append(inner)
+    return found
+
+
+def _walk(tree: Any, runs: list[str], chars: set[str]) -> None:
+    run = ""
+    for op, av in tree:
+        if op is sre_constants.LITERAL:
+            run += chr(av)
+            chars.add(chr(av))
+            continue
+        if run:
+            runs.append(run)
+            run = ""
+        if op is sre_constants.IN:
+            for member_op, member in av:
+                if member_op is sre_constants.LITERAL:
+                    chars.add(chr(member))
+                elif member_op is sre_constants.RANGE:
+                    chars.update((chr(member[0]), chr(member[1])))
+        elif op is sre_constants.SUBPATTERN:
+            _walk(av[-1], runs, chars)
+        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
+            _walk(av[2], runs, chars)
+        elif op is sre_constants.POSSESSIVE_REPEAT:
+            _walk(av[2], runs, chars)
+        elif op is sre_constants.BRANCH:
+            for branch in av[1]:
+                _walk(branch, runs, chars)
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            _walk(av[1], runs, chars)
+    if run:
+        runs.append(run)
+
+
+def pattern_pieces(patterns: Iterable[re.Pattern[str]]) -> tuple[set[str], set[str]]:
+    """(single characters, literal runs of two or more) that the patterns match literally."""
+    runs: list[str] = []
+    chars: set[str] = set()
+    for pattern in patterns:
+        source = pattern.pattern
+        try:
+            tree = sre_parser.parse(source, pattern.flags & ~re.UNICODE)
+        except (re.error, TypeError, ValueError):  # `regex` syntax (\p{...}): its plain characters
+            chars.update(c for c in source if not c.isalnum() and c not in "\\()[]{}|?*+^$.")
+            continue
+        _walk(tree, runs, chars)
+    printable = {c for c in chars if c.isprintable() or c in "\t\n"}
+    return printable, {r for r in runs if len(r) >= 2 and r.strip()}
+
+
+def worst_cases(patterns: Iterable[re.Pattern[str]]) -> dict[str, Make]:
+    """Inputs of size about n, by name, that would show super-linear work in these patterns."""
+    chars, runs = pattern_pieces(patterns)
+    cases: dict[str, Make] = {}
+
+    def add(name: str, unit: str, before: str = "", after: str = "") -> None:
+        def make(n: int, unit: str = unit, before: str = before, after: str = after) -> str:
+            return before + unit * max(1, n // len(unit)) + after
+
+        cases.setdefault(name, make)
+
+    # Letters and digits a pattern names literally are covered by its literal runs (`title`).
+    for c in sorted({c for c in chars if not c.isalnum()} | set(_ALWAYS)):
+        add(f"run of {c!r}", c)
+        add(f"{c!r} between words", c, "a", "a")
+        add(f"{c!r} and space", c + " ")
+        add(f"{c!r} a letter and space", c + "a ")
+        if c in _PAIRS:
+            opener, closer = c, _PAIRS[c]
+
+            def nested(n: int, opener: str = opener, closer: str = closer) -> str:
+                return opener * (n // 2) + "a" + closer * (n // 2)
+
+            cases[f"nested {opener}{closer}"] = nested
+            add(f"{opener} opened with a space inside", opener + "a ", "", "")
+    for r in sorted(runs):
+        add(f"run of opener {r!r}", r)
+        add(f"opener {r!r} and a word", r + "a b ")
+    unique: dict[str, Make] = {}
+    seen: set[str] = set()
+    for name, make in cases.items():
+        if make(64) not in seen:
+            seen.add(make(64))
+            unique[name] = make
+    return unique
+
+
+def in_context(cases: dict[str, Make], contexts: dict[str, str]) -> dict[str, Make]:
+    """Each case placed in each context (a template whose `{}` is where the case goes)."""
+    placed: dict[str, Make] = {}
+    for where, template in contexts.items():
+        head, _, tail = template.partition("{}")
+        for name, make in cases.items():
+
+            def made(n: int, make: Make = make, head: str = head, tail: str = tail) -> str:
+                return head + make(n) + tail
+
+            placed[f"{name} in {where}"] = made
+    return placed

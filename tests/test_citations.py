@@ -17,8 +17,15 @@ def out(answer: str, cited: list[int], declined: bool = False, reason: str = "")
         (out("Run it [1].", [1]), 8, CitationCheck(True, (1,), None)),
         (out("Run it [2] then [1].", [2, 1, 2]), 8, CitationCheck(True, (1, 2), None)),
         (out("Run it.", [3]), 8, CitationCheck(True, (3,), None)),
-        (out("Run it [3].", []), 8, CitationCheck(True, (3,), None)),
-        (out("Run it [1, 4] and [6-7].", []), 8, CitationCheck(True, (1, 4, 6, 7), None)),
+        (out("Run it [3].", []), 8, CitationCheck(False, (), "cited nothing")),
+        (out("Run it [1, 4] and [6-7].", []), 8, CitationCheck(False, (), "cited nothing")),
+        (out("Run it [1, 4] and [6-7].", [1, 4, 6, 7]), 8, CitationCheck(True, (1, 4, 6, 7), None)),
+        # a quoted docs sentence ending in "[2]" does not make the answer cite passage 2
+        (
+            out("Keys rotate weekly [2]. [1]", [1]),
+            8,
+            CitationCheck(False, (), "marker [2] is not in the cited list"),
+        ),
         (out("Run it.", []), 8, CitationCheck(False, (), "cited nothing")),
         (out("Run it [9].", [9]), 8, CitationCheck(False, (), "cited passage 9 of 8")),
         (out("Run it [1].", [1, 9]), 8, CitationCheck(False, (), "cited passage 9 of 8")),

@@ -32,7 +32,8 @@ def test_search_json_lists_passages_best_first(estate: Path) -> None:
     assert {r["path"] for r in rows} == {"docs/credentials.md", "docs/backups.md"}
     first = next(r for r in rows if r["path"] == "docs/credentials.md")
     assert set(first) == {
-        "rank", "score", "project", "path", "heading", "lines", "sha", "url", "source"
+        "rank", "score", "project", "path", "heading", "lines", "sha", "url", "source",
+        "kind", "expanded",
     }  # fmt: skip
     assert first | {"rank": None, "score": None} == {
         "rank": None,
@@ -44,6 +45,8 @@ def test_search_json_lists_passages_best_first(estate: Path) -> None:
         "sha": SHA,
         "url": CRED_URL,
         "source": "docs",
+        "kind": "docs",
+        "expanded": [],
     }
     # BM25 in FTS5: lower is better, so best first means ascending scores.
     assert rows[0]["score"] < rows[1]["score"] < 0
@@ -91,7 +94,10 @@ def test_search_gives_the_passages_ask_gives_the_model(estate: Path) -> None:
         (["search", "x" * 4001], 2, "question is 4001 characters"),
         (["search", "?!"], 2, "question has no words"),
         (["search", "keys", "--limit", "0"], 2, "Invalid value for '--limit'"),
-        (["search", "keys", "--limit", "21"], 2, "Invalid value for '--limit'"),
+        (["search", "keys", "--limit", "101"], 2, "Invalid value for '--limit'"),
+        (["search", "keys", "--project", "nobody/*"], 2, "matches no indexed project"),
+        (["search", "keys", "--project", ""], 2, "--project must be a glob"),
+        (["ask", "keys", "--project", "x" * 600], 2, "--project must be a glob"),
     ],
 )
 def test_bad_input_is_a_usage_error(estate: Path, args: list[str], code: int, message: str) -> None:

@@ -245,13 +245,13 @@ BAD_FILES = [
 
 
 @pytest.mark.parametrize(("text", "message"), BAD_FILES)
-def test_bad_eval_files_are_config_errors(tmp_path: Path, text: str, message: str) -> None:
+def test_bad_eval_files_are_usage_errors(tmp_path: Path, text: str, message: str) -> None:
     make_store(tmp_path).close()
     config = write_config(tmp_path)
     bad = tmp_path / "bad.toml"
     bad.write_text(text, encoding="utf-8")
     result = run_eval(config, str(bad))
-    assert (result.code, result.stdout) == (3, "")
+    assert (result.code, result.stdout) == (2, "")
     assert result.stderr.startswith(f"scout: {bad}: ")
     assert message in result.stderr
 
@@ -261,7 +261,7 @@ def test_a_missing_eval_file_and_missing_arguments(tmp_path: Path) -> None:
     config = write_config(tmp_path)
     missing = run_eval(config, str(tmp_path / "nope.toml"))
     assert (missing.code, missing.stderr) == (
-        3,
+        2,
         f"scout: {tmp_path / 'nope.toml'}: eval file not found\n",
     )
     assert run_eval(config).code == 2

@@ -3,7 +3,9 @@ their output bounded, whatever the text.
 
 Strategies mix arbitrary Unicode with the pieces each parser cares about (URL parts, FTS5
 operators, Markdown and reST structure), so the search reaches the interesting branches quickly.
-The atheris run of extraction is documented in the reliability notes, not run here.
+The docs-site mapping gets front matter built from its keys and URL pieces. Only Scout's own
+errors may escape (none do today). The atheris harnesses in fuzz/ (extraction; splitters and the
+docs-site mapping) are documented in the README and run outside the suite.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from scout.corpus.passages import (
 )
 from scout.errors import UsageError
 from scout.retrieve import MAX_QUERY_TERMS, MAX_QUESTION_CHARS, MAX_WORD_CHARS, build_query
+from signposts import docs_map
 from signposts.extract import extract_issue
-from signposts.references import DocsSite, ExtractContext
+from signposts.references import MAX_REFERENCE_CHARS, DocsSite, ExtractContext
 
 G = "https://gitlab.acme.example"
 CTX = ExtractContext(
@@ -69,7 +72,7 @@ def test_extraction_never_raises_and_is_bounded(
     assert len(found.references) <= CTX.max_references
     assert len({r.reference for r in found.references}) == len(found.references)
     for ref in found.references:
-        assert len(ref.reference) <= 4_500
+        assert len(ref.reference) <= MAX_REFERENCE_CHARS
         assert not any(c in ref.reference for c in "\x00\n\r\u200b\u202e\ufeff")
         if ref.lines is not None:
             assert 1 <= ref.lines[0] <= ref.lines[1]
@@ -121,3 +124,60 @@ def test_passage_splitting_never_raises_and_is_bounded(text: str, name: str) -> 
         assert "\x00" not in s.body + s.heading
     starts = [s.line_start for s in sections]
     assert starts == sorted(starts)
+
+
+FRONT_PIECES = [
+    "---\n", "+++\n", "title: ", "slug: ", "url: ", "aliases:\n", "  - ", "date: 2026-01-02\n",
+    "slug = ", "aliases = [", "]", ", ", '"', "'", "/", "../", "#", " #", "\n", " ", "\t", "x",
+    "index", "_index", "01-", "next/", "\x00", "\u202e", "%2e%2e", "?q=1", "[", ":", "=",
+]  # fmt: skip
+PAGE_PIECES = [
+    "", "/", "guide/", "index.html", "x.html", "01-intro/", "next/", "..", "%2F", "?a=b", "#x",
+    "README", "_index", "a.md", "\x00", " ", "ÄÖ", "blog/2026/01/02/", "a" * 300,
+]  # fmt: skip
+PATHS = [
+    "docs/index.md", "docs/guide/setup.md", "docs/guide/_index.md", "docs/01-intro/a.mdx",
+    "docs/posts/p.md", "docs/ref/api.rst", "docs/README.md", "versioned_docs/version-1/a.md",
+    "mkdocs.yml", "hugo.toml", "docs/conf.py",
+]  # fmt: skip
+
+
+@FUZZ
+@given(
+    front=mixed(FRONT_PIECES, 80),
+    page=mixed(PAGE_PIECES, 8),
+    generator=st.sampled_from([*docs_map.GENERATORS, "auto"]),
+)
+def test_docs_site_mapping_never_raises(front: str, page: str, generator: str) -> None:
+    fields = docs_map.front_matter(front)
+    assert all(isinstance(k, str) for k in fields)
+    for path in PATHS:
+        if generator != "auto":
+            urls = docs_map.page_urls(path, "docs/", generator, fields.get)
+            assert all(isinstance(u, str) and not u.startswith("/") for u in urls)
+    assert docs_map.detect_generator(PATHS, "docs/") in (*docs_map.GENERATORS, None)
+    candidates = docs_map.source_candidates(page, "docs/", generator)
+    assert all(c.startswith("docs/") for c in candidates)
+    docs_map.normalise_page(page, generator if generator != "auto" else "mkdocs")
+    reads: list[str] = []
+
+    def read(path: str) -> str:
+        reads.append(path)
+        return front
+
+    found = docs_map.find_source(page, "docs/", generator, PATHS, read)
+    assert found is None or found in PATHS
+    assert len(reads) <= docs_map.MAX_SCANNED * (len(docs_map.GENERATORS) + 1)
+
+
+@FUZZ
+@given(
+    text=mixed(
+        DOC_PIECES + FRONT_PIECES + [":ref:`", "<x>`", "!!! note ", ":::", "{{< ", " >}}"], 120
+    ),
+    name=st.sampled_from(["a.mdx", "b.rst", "c.md"]),
+)
+def test_splitting_with_markup_and_front_matter_never_raises(text: str, name: str) -> None:
+    sections = split_document(f"docs/{name}", text)
+    assert all(len(s.body) <= MAX_PASSAGE_CHARS for s in sections)
+    assert all(1 <= s.line_start <= s.line_end for s in sections)

@@ -201,7 +201,7 @@ def test_review_markers_are_refused(text: str, reason: str) -> None:
 @settings(max_examples=100, deadline=None)
 @given(st.text(st.characters(blacklist_categories=["Nd", "No", "Cs"]), max_size=80))
 def test_prose_without_numbers_in_brackets_is_answered(words: str) -> None:
-    verdict = check(answer(f"{words} [1] and [2; 1].", []), 2)
+    verdict = check(answer(f"{words} [1] and [2; 1].", [1, 2]), 2)
     assert verdict.answered and verdict.cited == (1, 2)
     assert unreadable(f"{words} [1]") is None
 

@@ -51,7 +51,7 @@ def test_a_blank_database_ends_with_the_expected_schema(tmp_path: Path) -> None:
         ("searched_at", "TEXT"),
     ]
     questions = [row[1] for row in db.execute("pragma table_info(questions)")]
-    assert questions[-3:] == ["terms", "nearest", "cause"]
+    assert questions[-4:] == ["terms", "nearest", "cause", "expanded"]
     assert {"passages_ai", "passages_ad", "passages_au"} <= tables
     assert db.execute("pragma journal_mode").fetchone()[0] == "wal"
     columns = {row[1]: row[2] for row in db.execute("pragma table_info(passages)")}

@@ -12,6 +12,7 @@ from scout.cli.runtime import (
     json_option,
     pass_runtime,
     passages_option,
+    project_option,
     provider_option,
     question_argument,
     question_text,
@@ -42,6 +43,7 @@ class _Shown:
 @question_argument
 @passages_option("--passages", "Passages to give the model")
 @provider_option("Who composes the answer (default: answer.provider). offline is not a model.")
+@project_option
 @json_option
 @pass_runtime
 def ask(
@@ -49,6 +51,7 @@ def ask(
     question: tuple[str, ...],
     passages: int | None,
     provider: str | None,
+    projects: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Answer QUESTION from the documentation, citing passages, or decline with a reason.
@@ -69,5 +72,7 @@ def ask(
             ),
             passages=passages or settings.passages,
             provider_name=name,
+            projects=projects or None,
+            expand=runtime.config.retrieval.expand == "model",
         )
     emit(result.to_json(), as_json, lambda _: render(result))

@@ -28,6 +28,13 @@ from scout.providers import make_provider
 )
 @passages_option("--passages", "Passages per question")
 @click.option(
+    "--expand",
+    type=click.Choice(["off", "model"]),
+    default=None,
+    help="Query expansion for this run (default: retrieval.expand); run it both ways on one "
+    "file and --compare the two to see what expansion buys and costs.",
+)
+@click.option(
     "--compare",
     nargs=2,
     type=click.Path(dir_okay=False, path_type=Path),
@@ -44,6 +51,7 @@ def evaluate(
     provider: str | None,
     model: str | None,
     passages: int | None,
+    expand: str | None,
     compare: tuple[Path, Path] | None,
     as_nl: bool,
     as_json: bool,
@@ -84,6 +92,7 @@ def evaluate(
             passages=passages or settings.passages,
             model=None if name == "offline" else chosen_model,
             progress=progress,
+            expand=(expand or runtime.config.retrieval.expand) == "model",
         )
     document = report.to_json()
     emit_rows(document["rows"], as_json, as_nl, lambda _: render.render(report), document=document)

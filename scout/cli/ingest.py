@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 
 import click
 
@@ -36,11 +35,9 @@ def worker(runtime: Runtime, once: bool, as_json: bool) -> None:
     from ingest.worker import Worker, log
     from scout.cli.progress import LogProgress
     from scout.progress import Progress
-    from scout.safe_text import SafeFormatter
+    from scout.safe_text import configure_logging
 
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(SafeFormatter("%(asctime)s %(name)s %(message)s"))
-    logging.basicConfig(level=logging.INFO, handlers=[handler])
+    configure_logging(logging.INFO, "%(asctime)s %(name)s %(message)s")
     # a worker's stderr is a log (journald, a file): progress is a log line every few seconds
     job = Worker.for_config(
         runtime.config, lambda: Progress() if runtime.quiet else LogProgress(log.info)

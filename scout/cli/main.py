@@ -11,9 +11,10 @@ from typing import Any
 import click
 
 from scout.cli import commands
+from scout.cli.progress import log
 from scout.cli.runtime import CONFIG_HELP, QUIET_HELP, Runtime
 from scout.errors import ScoutError, UsageError
-from scout.safe_text import printable
+from scout.safe_text import configure_logging, reset_logging
 
 # The shell's convention for a command ended by SIGINT (128 + 2); exit 1 is reserved for bugs.
 INTERRUPTED = 130
@@ -65,16 +66,17 @@ class ScoutGroup(click.Group):
         # signal handlers can only be set from the main thread (an embedding caller may not be)
         main = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGINT, _interrupt) if main else None
+        configure_logging()  # before any command runs: its logs and warnings are escaped too
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
             kill_children()
             runtime = ctx.find_object(Runtime)
             kept = runtime.on_interrupt if runtime is not None else ""
-            click.echo(f"scout: interrupted{'; ' + kept if kept else ''}", err=True)
+            log(f"scout: interrupted{'; ' + kept if kept else ''}")
             ctx.exit(INTERRUPTED)
         except ScoutError as exc:
-            click.echo(f"scout: {printable(str(exc), 2_000)}", err=True)
+            log(f"scout: {exc}")
             ctx.exit(exc.exit_code)
         except click.exceptions.ClickException:
             raise
@@ -83,9 +85,10 @@ class ScoutGroup(click.Group):
         except Exception as exc:
             if os.environ.get("SCOUT_DEBUG") or "pytest" in sys.modules:
                 raise
-            click.echo(f"scout: internal error: {exc.__class__.__name__}: {exc}", err=True)
+            log(f"scout: internal error: {exc.__class__.__name__}: {exc}")
             ctx.exit(1)
         finally:
+            reset_logging()
             if main:
                 signal.signal(signal.SIGINT, previous)
             runtime = ctx.find_object(Runtime)

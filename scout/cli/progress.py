@@ -18,8 +18,14 @@ from typing import Any
 import click
 
 from scout.progress import Progress
+from scout.safe_text import printable
 
 LOG_EVERY = 5.0  # seconds between progress lines off a terminal
+
+
+def log(message: str) -> None:
+    """A log line on stderr (always): skipped files, retries, reasons."""
+    click.echo(printable(message, 2_000), err=True)
 
 
 def make_progress(quiet: bool, *, sink: Callable[[str], None] | None = None) -> Progress:
@@ -28,7 +34,7 @@ def make_progress(quiet: bool, *, sink: Callable[[str], None] | None = None) -> 
         return Progress()
     if sys.stderr.isatty():
         return TerminalProgress()
-    return LogProgress(sink or (lambda line: click.echo(line, err=True)))
+    return LogProgress(sink or log)
 
 
 def remaining(done: float, total: float | None, seconds: float) -> str:
@@ -75,7 +81,7 @@ class LogProgress(Progress):
             self.last = now
             elapsed = now - self.started
             parts = [self._part(n, c, elapsed) for n, c in self.counts.items() if c]
-        self.sink(f"progress: {', '.join(parts)}; {elapsed:.0f}s elapsed")
+        self.sink(printable(f"progress: {', '.join(parts)}; {elapsed:.0f}s elapsed", 2_000))
 
     def _part(self, name: str, count: int, elapsed: float) -> str:
         total = self.totals.get(name)
@@ -149,12 +155,13 @@ class TerminalProgress(Progress):
 
     def note(self, message: str) -> None:
         with self.lock:
-            self._start().console.print(message, markup=False, highlight=False)
+            # rich strips only some control characters: the one terminal-safe path first
+            self._start().console.print(printable(message, 2_000), markup=False, highlight=False)
 
     @contextmanager
     def waiting(self, what: str) -> Iterator[None]:
         with self.lock:
-            task_id = self._start().add_task(what, total=None, count="", rate="", eta="")
+            task_id = self._start().add_task(printable(what), total=None, count="", rate="", eta="")
         try:
             yield
         finally:

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from scout.cli.progress import log
 from scout.cli.runtime import (
     Runtime,
     emit,
     emit_rows,
     json_option,
-    log,
     pass_runtime,
     rows_option,
 )

@@ -1,7 +1,9 @@
 """The citation check (docs/design.md, invariant 6): a citation is checked, not trusted.
 
-An answer that cites nothing, or names a passage number outside 1..k in its ``cited`` list or as a
-``[n]`` marker in its prose, is refused; the refusal is a decline carrying the reason. Prose is
+An answer that cites nothing in its structured ``cited`` list, names a passage number outside 1..k
+there or as a ``[n]`` marker in its prose, or has a prose marker its list does not hold, is
+refused; the refusal is a decline carrying the reason. The list decides what is cited; prose
+markers must be a subset of it. Prose is
 read as a person reads it (invisible characters dropped, NFKC, look-alike brackets folded), and a
 bracketed number the check cannot read as a marker refuses the answer too. Pure.
 """
@@ -11,14 +13,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from scout.compose.normalise import prose
+from scout.normalise import prose
 from scout.providers.schema import AnswerOutput
 
 # [3], [1, 2], [1; 2], [1-3], [2][4]: a bracket holding only numbers, separators and ranges.
 _MARKER = re.compile(r"\[\s*(\d{1,6}(?:\s*(?:,|;|-|–)\s*\d{1,6})*)\s*\]")
 _RANGE = re.compile(r"(\d+)\s*(?:-|–)\s*(\d+)")
-# Any bracket with a digit in it: a marker the check must be able to read, or a refusal.
-_BRACKETED = re.compile(r"\[([^\[\]\n]*\d[^\[\]\n]*)\]")
+# Any bracket with a digit in it: a marker the check must be able to read, or a refusal. (The
+# digit is looked for after matching: a digit between two scans of the same class backtracks.)
+_BRACKETED = re.compile(r"\[([^\[\]\n]*)\]")
 MAX_RANGE = 50
 
 DEFAULT_DECLINE = "the passages do not answer the question"
@@ -36,7 +39,7 @@ class CitationCheck:
 def markers(text: str) -> list[int]:
     """Passage numbers named by ``[n]`` markers in prose, in order (ranges expanded).
 
-    Read on :func:`~scout.compose.normalise.prose`, so ``[\u200b9]`` and ``［9］`` are ``[9]``.
+    Read on :func:`~scout.normalise.prose`, so ``[\u200b9]`` and ``［9］`` are ``[9]``.
     """
     found: list[int] = []
     for match in _MARKER.finditer(prose(text)):
@@ -58,6 +61,8 @@ def unreadable(text: str) -> str | None:
     text is digits and ASCII punctuation only: it is part of a printed reason.
     """
     for match in _BRACKETED.finditer(prose(text)):
+        if not any(c.isdigit() for c in match.group(1)):
+            continue
         if not _MARKER.fullmatch(match.group(0)):
             shown = re.sub(r"[^0-9,;^ .:#-]", "?", match.group(1))[:20]
             return shown
@@ -74,10 +79,15 @@ def check(output: AnswerOutput, k: int) -> CitationCheck:
     unread = unreadable(output.answer)
     if unread is not None:
         return CitationCheck(False, (), f"cannot read the citation marker [{unread}]")
-    named = [*output.cited, *markers(output.answer)]
-    for n in named:
+    in_prose = markers(output.answer)
+    for n in [*output.cited, *in_prose]:
         if not 1 <= n <= k:
             return CitationCheck(False, (), f"cited passage {n} of {k}")
-    if not named:
+    if not output.cited:
         return CitationCheck(False, (), "cited nothing")
-    return CitationCheck(True, tuple(sorted(set(named))), None)
+    # The structured list is what the answer cites; a prose marker only points into it, so text
+    # the answer quotes (a docs sentence ending in "[2]") cannot add a passage to it.
+    stray = next((n for n in in_prose if n not in output.cited), None)
+    if stray is not None:
+        return CitationCheck(False, (), f"marker [{stray}] is not in the cited list")
+    return CitationCheck(True, tuple(sorted(set(output.cited))), None)

@@ -16,7 +16,7 @@ import string
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-from scout.compose.normalise import fold, visible
+from scout.normalise import disarm_markers, fold, visible
 from scout.providers.base import PromptPassage, Task
 from scout.providers.schema import AddressesOutput, AnswerOutput
 from scout.store import PassageRecord
@@ -88,7 +88,8 @@ def _imitations(text: str) -> list[tuple[int, int]]:
 
 
 def neutralise(text: str, limit: int = MAX_PASSAGE_CHARS) -> str:
-    """Text made safe to sit inside a fence: bounded, controls removed, delimiters defused.
+    """Text made safe to sit inside a fence: bounded, controls removed, delimiters defused,
+    citation markers made inert (a passage cannot say which passage an answer cites).
 
     Invisible characters go and NFKC applies first, then every run that reads as a delimiter
     once look-alikes are mapped to Latin and separators dropped is replaced; the text itself
@@ -107,7 +108,7 @@ def neutralise(text: str, limit: int = MAX_PASSAGE_CHARS) -> str:
         text = "".join(pieces) + text[last:]
     else:
         text = NEUTRALISED
-    return text[:limit]
+    return disarm_markers(text)[:limit]
 
 
 def _one_line(text: str, limit: int) -> str:

@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from scout.corpus.passages import PASSAGES_FORMAT, split_document
+from scout.corpus.budget import SPLIT_BUDGET_SECONDS, Clock, SplitTooSlow, split_budget
+from scout.corpus.passages import PASSAGES_FORMAT, redirect_stub, split_document
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
 from scout.errors import CannotCheck, ForgeError, ForgeReason, NotFound
 from scout.forge.base import FileEntry, Forge, Project
@@ -98,8 +99,12 @@ def project_passages(
     sha: str,
     skipped: Counter[str],
     progress: Progress | None = None,
+    *,
+    split_seconds: float = SPLIT_BUDGET_SECONDS,
+    split_clock: Clock = time.thread_time,
 ) -> Iterator[PassageRecord]:
-    """The corpus passages of one project at one sha; skipped files are counted and logged."""
+    """The corpus passages of one project at one sha; skipped files are counted and logged
+    (a file whose splitting runs past `split_seconds` of `split_clock` as `file_too_slow`)."""
     entries: list[FileEntry] = sorted(forge.files(project, sha), key=lambda e: e.path)
     by_path = {entry.path: entry for entry in entries}
     included: set[tuple[str, tuple[int, int]]] = set()
@@ -143,7 +148,24 @@ def project_passages(
             skipped["file_not_utf8"] += 1
             log.info("skipped %s:%s (binary or not UTF-8)", project.path, entry.path)
             continue
-        for section in split_document(entry.path, text, read_include):
+        try:
+            with split_budget(split_seconds, split_clock):
+                sections = split_document(entry.path, text, read_include)
+        except SplitTooSlow:
+            # Linear patterns keep this rare; one file must never stall its project's index.
+            skipped["file_too_slow"] += 1
+            log.warning(
+                "skipped %s:%s (over the %g s splitting budget)",
+                project.path,
+                entry.path,
+                split_seconds,
+            )
+            continue
+        if redirect_stub(sections):
+            skipped["redirect_stub"] += 1
+            log.info("skipped %s:%s (a redirect stub)", project.path, entry.path)
+            continue
+        for section in sections:
             lines = (section.line_start, section.line_end)
             path = section.path or entry.path
             if section.path is not None:  # a file two pages include is indexed once

@@ -15,7 +15,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from scout.corpus.markup import heading_attributes, strip_shortcodes
+from scout.corpus.markup import heading_attributes, render_roles, strip_shortcodes
 from scout.corpus.outline import Description, Heading, Include, Span, Table
 
 # A heading's source is cut to this before inline parsing; a 100 KB heading line stays cheap.
@@ -32,7 +32,9 @@ _MKDOCS_OPENER = re.compile(r"^\s*(?:!!!|\?\?\?\+?|===\+?)\s")
 _TOML_KEY = re.compile(r"""^(title|description)\s*=\s*(["'])(.*)\2\s*$""")
 MAX_TOML_LINES = 1_000  # front matter longer than this is not front matter
 _MYST_INCLUDE = re.compile(r"^\{include\}\s+(\S.*)$")
-_YAML_KEY = r"^{key}:[ \t]*(.*?)[ \t]*$"
+# Greedy to the line's end and stripped after: a lazy value before a greedy tail of blanks would
+# try every split of a long run of spaces (quadratic in the line).
+_YAML_KEY = r"^{key}:(.*)$"
 
 
 @dataclass
@@ -50,6 +52,9 @@ class Outline:
     tables: list[Table] = field(default_factory=list)
     # MyST include directives (```{include} path```)
     includes: list[Include] = field(default_factory=list)
+    # Snippet lines that show another file of the repository (pymdownx `--8<-- "file"`, the
+    # `{* file.py *}` of FastAPI-style docs): (line, path as written); the line shows nothing.
+    snippets: list[tuple[int, str]] = field(default_factory=list)
 
 
 def _block_parser() -> MarkdownIt:
@@ -82,6 +87,8 @@ def outline(src: str) -> Outline:
                 result.code.append(Span(token.map[0], token.map[1]))
         elif token.type == "fence" and token.map is not None:
             result.code.append(Span(token.map[0], token.map[1]))
+        elif token.type == "inline" and token.map is not None and _has_snippet(token.content):
+            result.snippets += snippet_lines(token.content, token.map[0])
         if token.level != 0 or token.map is None or token.nesting == -1:
             continue
         start, end = token.map
@@ -90,7 +97,9 @@ def outline(src: str) -> Outline:
         if token.type == "front_matter":
             result.first_line = end
             result.title = front_matter_title(token.content)
-            found = front_matter_value(token.content, "description")
+            found = front_matter_block(token.content, "description") or front_matter_value(
+                token.content, "description"
+            )
             if found is not None and found[1].lower() != (result.title or "").lower():
                 result.description = Description(start + 1 + found[0], found[1])
             continue
@@ -102,8 +111,41 @@ def outline(src: str) -> Outline:
                 source, anchor = heading_attributes(strip_shortcodes(source))
                 if anchor:
                     result.anchors[start] = anchor
+                if "}`" in source:  # a MyST role shows its text: {ref}`Text <target>`
+                    source = render_roles(source)
             result.headings.append(Heading(start, end, int(token.tag[1:]), heading_text(source)))
     return result
+
+
+# A snippet line (a paragraph line of its own): `--8<-- "file.md"` (pymdownx.snippets; an
+# escaped `;--8<--` is shown, not read; `file.py:3:9` names lines of the file, read whole here),
+# `--8<--` alone opening or closing a block of one path a line, or `{* ../src/app.py hl[3] *}`.
+_SNIPPET = re.compile(r"""^--8<--[ \t]{1,20}(["'])([^"'\n]{1,500})\1[ \t]*$""")
+_SNIPPET_BLOCK = "--8<--"
+_CODE_SNIPPET = re.compile(r"^\{\*[ \t]{1,20}(\S{1,500})(?:[ \t][^\n]{0,500})?\*\}[ \t]*$")
+_SNIPPET_PATH = re.compile(r"^[^\s:]{1,500}")
+
+
+def _has_snippet(content: str) -> bool:
+    return "--8<--" in content or "{*" in content
+
+
+def snippet_lines(paragraph: str, first: int) -> list[tuple[int, str]]:
+    """(line, path) of the snippet lines of a paragraph whose first line is `first`."""
+    found: list[tuple[int, str]] = []
+    in_block = False
+    for k, line in enumerate(paragraph.split("\n")):
+        text = line.strip()
+        if text == _SNIPPET_BLOCK:
+            in_block = not in_block
+            found.append((first + k, ""))
+            continue
+        single, code = _SNIPPET.match(text), _CODE_SNIPPET.match(text)
+        named = single.group(2) if single else code.group(1) if code else None
+        path = _SNIPPET_PATH.match(named or (text if in_block else ""))
+        if path is not None:
+            found.append((first + k, path.group(0)))
+    return found
 
 
 def _toml_front_matter(src: str, result: Outline) -> str:
@@ -174,7 +216,7 @@ def front_matter_value(yaml: str, key: str) -> tuple[int, str] | None:
     match = re.search(_YAML_KEY.format(key=re.escape(key)), yaml, re.MULTILINE)
     if match is None:
         return None
-    value = match.group(1)
+    value = match.group(1).strip(" \t")
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         value = value[1:-1]
     elif value.startswith(("'", '"', ">", "|")):
@@ -183,3 +225,37 @@ def front_matter_value(yaml: str, key: str) -> tuple[int, str] | None:
         value = value.split(" #", 1)[0]  # a YAML comment after a plain scalar
     value = _WHITESPACE.sub(" ", value).strip()
     return (yaml.count("\n", 0, match.start()), value) if value else None
+
+
+# A block scalar's header (`>`, `|-`, `>2+`) and the lines it may take: a summary, not a chapter.
+_BLOCK_SCALAR = re.compile(r"^[>|](?:[1-9][+-]?|[+-][1-9]?)?[ \t]*(?:#[^\n]*)?$")
+MAX_BLOCK_LINES = 50
+MAX_DESCRIPTION_CHARS = 2_000
+
+
+def front_matter_block(yaml: str, key: str) -> tuple[int, str] | None:
+    """The line (0-based, within `yaml`) and text of a top-level `key:` whose value is a YAML
+    block scalar (`description: >-` or `|`, its text on the indented lines under it) or a plain
+    scalar continued on indented lines, folded to one line; None otherwise.
+
+    Folded and literal scalars alike become one line: the value is shown as one summary line.
+    """
+    lines = yaml.split("\n")
+    prefix = key + ":"
+    for k, line in enumerate(lines[:MAX_TOML_LINES]):
+        if not line.startswith(prefix):
+            continue
+        head = line[len(prefix) :].strip(" \t")
+        if head and not _BLOCK_SCALAR.match(head):
+            if head[0] in "'\"[{&*!%@`" or k + 1 >= len(lines) or not lines[k + 1][:1].isspace():
+                return None  # quoted, a flow collection, a tag or alias, or one line only
+            parts = [head]
+        else:
+            parts = []
+        for more in lines[k + 1 : k + 1 + MAX_BLOCK_LINES]:
+            if more.strip() and not more[:1].isspace():
+                break
+            parts.append(more.strip())
+        value = _WHITESPACE.sub(" ", " ".join(parts)).strip()[:MAX_DESCRIPTION_CHARS]
+        return (k, value) if value else None
+    return None

@@ -7,7 +7,8 @@ at the gentlest boundary that fits: top-level blocks (a fenced code block stays 
 paragraphs, then lines, and a single huge line is cut hard. Sections with a heading but no body
 are dropped: their heading lives on in the heading path of the sections under them, and an empty
 passage gives retrieval nothing to match. Nothing here raises on any input, and the work done is
-bounded by MAX_DOCUMENT_CHARS.
+bounded by MAX_DOCUMENT_CHARS; inside `budget.split_budget`, splitting also gives up
+(SplitTooSlow) between stages once the file's time budget is spent.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from itertools import accumulate
 
 import regex
 
-from scout.corpus import markdown, markup, rst
+from scout.corpus import budget, markdown, markup, rst
 from scout.corpus.outline import Heading, Table
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 # How files become passages, as a version: a release that changes what a passage holds (a markup
 # rule, a heading rule) raises it, and `scout index` then re-reads every project once, rather
 # than keeping the old passages until each project's next commit.
-PASSAGES_FORMAT = 2
+PASSAGES_FORMAT = 3
 
 # Prompt cost: `scout ask` sends 8 passages. 3,000 characters is about 750 tokens of English prose
 # (about 1,000 of code), so 8 passages stay under 8,000 tokens of context: a few tenths of a cent
@@ -70,6 +71,11 @@ _SAME_SLUGS = regex.compile(r"[A-Za-z0-9_]+(?: [A-Za-z0-9_]+)*")
 _BLANK_RUN = regex.compile(r"\n(?:[ \t]*\n){2,}")
 
 
+# A stretch of a document that becomes passages: (body start, body end, heading line or None,
+# heading path, anchor), 0-based, body end exclusive.
+Region = tuple[int, int, int | None, str, str | None]
+
+
 @dataclass(frozen=True)
 class Section:
     """One passage of a file: its heading path, its text and the lines it came from."""
@@ -101,6 +107,10 @@ def source_lines(text: str) -> list[str]:
 # Reads a repository file for an include: its text, or None when it may not or cannot be read.
 Reader = Callable[[str], str | None]
 
+# An include directive: (its line, 0-based; the path as written; whether the path is from the
+# repository root first, as a snippet's is, rather than from the including file).
+Include = tuple[int, str, bool]
+
 # Includes followed per document; an included file's own includes are not followed (no cycles).
 MAX_INCLUDES = 20
 
@@ -110,7 +120,7 @@ def split_document(path: str, text: str, read: Reader | None = None) -> list[Sec
     `read`, reST `.. include::` and MyST `{include}` directives pull in the passages of the
     files they name (inside the repository only; see `include_path`), cited at those files."""
     name = path.rsplit("/", 1)[-1].lower()
-    includes: list[tuple[int, str]] = []
+    includes: list[Include] = []
     if name.endswith(MARKDOWN_SUFFIXES):
         sections = split_markdown(text, includes, mdx=name.endswith(".mdx"))
     elif name.endswith(".rst"):
@@ -119,9 +129,9 @@ def split_document(path: str, text: str, read: Reader | None = None) -> list[Sec
         return split_plain(text)
     if read is None or not includes:
         return sections
-    for line, argument in includes[:MAX_INCLUDES]:
-        target = include_path(path, argument)
-        included = read(target) if target is not None else None
+    for line, argument, from_root in includes[:MAX_INCLUDES]:
+        budget.check()
+        target, included = _read_include(read, path, argument, from_root)
         if target is None or included is None:
             continue  # unresolved: the directive shows nothing, as it was rendered
         before = [s for s in sections if s.path is None and s.line_start <= line + 1]
@@ -139,6 +149,55 @@ def split_document(path: str, text: str, read: Reader | None = None) -> list[Sec
         at = sections.index(before[-1]) + 1 if before else 0
         sections[at:at] = pulled
     return sections
+
+
+# A redirect stub: a page whose whole text is a pointer elsewhere ("This document was moved to
+# another location", GitLab's docs; "This page has moved", Hugo and MkDocs redirect pages; "See
+# _build_.", a glossary entry that defers to another). Its link is rendered away already; what
+# is left is the pointing sentence, which answers nothing. Only short pages are read (the
+# patterns see at most MAX_STUB_CHARS), so a long page that mentions a move is never a stub, and
+# a page that says one thing more (a second sentence after a "See ...") is not either.
+MAX_STUB_CHARS = 300
+_MOVED = regex.compile(
+    r"\b(?:(?:was|were|is|are|has been|have been|now)\s(?:moved|relocated|migrated|merged)"
+    r"|moved\s(?:permanently\s)?to|can now be found|now lives|(?:page|document) has moved"
+    r"|redirect(?:s|ed|ing)?\sto)\b",
+    regex.IGNORECASE,
+)
+_SEE = regex.compile(r"^(?:please\s)?see\b", regex.IGNORECASE)
+_SENTENCE_END = regex.compile(r"[.!?](?:\s|$)")
+
+
+def redirect_stub(sections: Sequence[Section]) -> bool:
+    """Whether a document's passages are only a pointer to another page (see above)."""
+    own = [s.body for s in sections if s.path is None]
+    text = " ".join(" ".join(own).split())
+    if not own or len(text) > MAX_STUB_CHARS:
+        return False
+    sentences = len(_SENTENCE_END.findall(text))
+    if _MOVED.search(text) is not None and sentences <= 2:
+        return True
+    return _SEE.match(text) is not None and sentences <= 1
+
+
+def _read_include(
+    read: Reader, including: str, argument: str, from_root: bool
+) -> tuple[str | None, str | None]:
+    """The path and text an include names, or (None, None). A snippet (`from_root`) is looked
+    for where its tools look: the repository root (pymdownx.snippets' default base path), the
+    including file's folder, and the root again without leading `../` (a docs folder's
+    relative path to a shared source folder)."""
+    candidates = [include_path(including, argument)]
+    if from_root:
+        stripped = argument
+        while stripped.startswith(("../", "./")):
+            stripped = stripped.split("/", 1)[1]
+        candidates = [include_path("", argument), candidates[0], include_path("", stripped)]
+    for target in dict.fromkeys(c for c in candidates if c is not None):
+        text = read(target)
+        if text is not None:
+            return target, text
+    return None, None
 
 
 def include_path(including: str, argument: str) -> str | None:
@@ -174,6 +233,8 @@ def rendered_lines(path: str, text: str) -> list[str]:
         rendered = markup.render_markdown(lines, found.code, mdx=name.endswith(".mdx"))
         for start, end, _argument in found.includes:
             rendered[start:end] = [""] * (end - start)
+        for line, _argument in found.snippets:
+            rendered[line] = ""
         if found.description is not None:
             line, rendered[line] = found.description
             for k in range(line + 1, found.first_line):
@@ -192,7 +253,7 @@ def _render_rst(lines: list[str]) -> markup.RstMarkup:
 
 
 def split_markdown(
-    text: str, includes: list[tuple[int, str]] | None = None, *, mdx: bool = False
+    text: str, includes: list[Include] | None = None, *, mdx: bool = False
 ) -> list[Section]:
     """Passages of a Markdown (or MDX) file: ATX and setext headings, front matter dropped (its
     `title:` heads the path), anchors as GitLab generates them (duplicates numbered -1, -2, ...)
@@ -206,6 +267,7 @@ def split_markdown(
     except Exception:  # a parser bug must cost one file its structure, never the whole index
         log.warning("markdown parser failed; splitting as plain text", exc_info=True)
         return split_plain(text)
+    budget.check()
     tail = _paragraph_starts(lines, MAX_PARSED_LINES, len(lines))
     seen: dict[str, int] = {}
     anchors: list[str | None] = []
@@ -230,10 +292,15 @@ def split_markdown(
                 if other and name != anchors[-1]:
                     variants.append((start, name))
     rendered = markup.render_markdown(lines, found.code, mdx=mdx)
+    budget.check()
     for start, end, argument in found.includes:  # the directive shows the included file
         rendered[start:end] = [""] * (end - start)
         if includes is not None:
-            includes.append((start, argument))
+            includes.append((start, argument, False))
+    for line, argument in found.snippets:  # so does a snippet line (or nothing)
+        rendered[line] = ""
+        if includes is not None and argument:
+            includes.append((line, argument, True))
     block_starts = found.block_starts + tail
     first_line = found.first_line
     if found.description is not None:
@@ -251,23 +318,31 @@ def split_markdown(
         anchors,
         extra=variants,
         tables=found.tables,
+        lead=first_line if found.description is not None else None,
     )
 
 
-def split_rst(text: str, includes: list[tuple[int, str]] | None = None) -> list[Section]:
+def split_rst(text: str, includes: list[Include] | None = None) -> list[Section]:
     """Passages of a reStructuredText file, by section titles; anchors as docutils ids (a
     repeated title gets `id1`, `id2`...); `.. _label:` targets belong to the section or block
     they label; the title comes from PEP-style header fields or a `:title:` field when present."""
     lines = _bounded_lines(text)
-    headings, block_starts = rst.outline(lines)
+    titles, block_starts = rst.outline(lines)
+    budget.check()
+    titles = [Heading(s, e, level, _rst_title(lines, s, e, t)) for s, e, level, t in titles]
     rendered = _render_rst(lines)
-    title = rst.document_title(lines)
+    budget.check()
+    title = rst.document_title(lines) or implied_title(titles)
     if includes is not None:
-        includes += rendered.includes
+        includes += [(line, argument, False) for line, argument in rendered.includes]
+    headings, object_ids = _with_objects(titles, rendered.objects, rendered.lines)
     seen: set[str] = set()
     numbered = 0
     anchors: list[str | None] = []
-    for _start, _end, _level, heading in headings:
+    for index, (_start, _end, _level, heading) in enumerate(headings):
+        if index in object_ids:
+            anchors.append(object_ids[index])
+            continue
         slug = rst.docutils_id(heading) or None
         if slug is not None and slug in seen:
             numbered += 1
@@ -298,6 +373,76 @@ def split_rst(text: str, includes: list[tuple[int, str]] | None = None) -> list[
     return _assemble(
         rendered.lines, moved, block_starts, 0, title, anchors, extra=extra, tables=tables
     )
+
+
+def _rst_title(lines: list[str], start: int, end: int, text: str) -> str:
+    """A reST title's text with its roles shown as text (`:ref:`Text <target>`` -> "Text"),
+    which the title scanner, knowing no roles, leaves with their target."""
+    raw = lines[start + 1] if end - start == 3 else lines[start]
+    if "`" not in raw:
+        return text
+    return rst.title_text(markup.render_roles(raw.strip()))
+
+
+def implied_title(headings: Sequence[Heading]) -> str | None:
+    """With no title field, a first heading that every other heading is under is the document's
+    title (docutils' rule), so passages of its sections carry it whatever their level."""
+    if headings and all(h[2] > headings[0][2] for h in headings[1:]):
+        return headings[0][3]
+    return None
+
+
+def _with_objects(
+    titles: list[Heading],
+    objects: list[tuple[int, int, int, int, str, str]],
+    lines: list[str],
+) -> tuple[list[Heading], dict[int, str | None]]:
+    """Section titles with Sphinx object descriptions (`markup.RstMarkup.objects`) made into
+    sections one level under the section or object holding them, and the ids of those (by
+    index). Text after an object's block, before the next title or object, goes back to the
+    section holding it: a heading of no lines with that section's level and text resumes it."""
+    merged: list[Heading] = []
+    ids: dict[int, str | None] = {}
+    # (first line, 0 for a title or 1 for an object, its index in its list), in document order
+    events = sorted(
+        [(t[0], 0, k) for k, t in enumerate(titles)] + [(o[0], 1, k) for k, o in enumerate(objects)]
+    )
+    parents: list[tuple[int, int, str]] = []  # (block end, level, text) of objects still open
+    section: tuple[int, str] | None = None  # the title above, as (level, text)
+    for index, (_line, is_object, at) in enumerate(events):
+        following = events[index + 1][0] if index + 1 < len(events) else len(lines)
+        if not is_object:
+            parents = []
+            section = (titles[at][2], titles[at][3])
+            merged.append(titles[at])
+            continue
+        line, signature_end, end, _indent, directive, names = objects[at]
+        parents = [p for p in parents if p[0] > line]
+        level = (parents[-1][1] if parents else section[0] if section else 0) + 1
+        ids[len(merged)] = _object_id(directive, names)
+        merged.append(Heading(line, signature_end, level, names[:MAX_HEADING_CHARS]))
+        parents.append((end, level, names[:MAX_HEADING_CHARS]))
+        # Where text goes on after this block, before the next event, it is its holders' again:
+        # the innermost open object's up to that one's end, and so on out to the section.
+        at = end
+        outer = (following, *section) if section else (following, 0, "")
+        for holder_end, holder_level, holder_text in [*reversed(parents[:-1]), outer]:
+            if holder_end <= at or at >= following:
+                continue
+            stop = min(holder_end, following)
+            if holder_text and any(lines[k].strip() for k in range(at, stop)):
+                ids[len(merged)] = None
+                merged.append(Heading(at, at, holder_level, holder_text))
+            at = holder_end
+    return merged, ids
+
+
+def _object_id(directive: str, names: str) -> str | None:
+    """The id Sphinx gives a `confval` or `envvar` entry (`confval-project`); None for others,
+    whose ids need the current module or program."""
+    kind = directive.rsplit(":", 1)[-1]
+    first = names.split(",", 1)[0].strip()
+    return f"{kind}-{first}" if kind in ("confval", "envvar") and first else None
 
 
 def split_plain(text: str) -> list[Section]:
@@ -418,27 +563,27 @@ def _assemble(
     *,
     extra: Sequence[tuple[int, str]] = (),
     tables: Sequence[Table] = (),
+    lead: int | None = None,
 ) -> list[Section]:
     """Sections from an outline: one region per heading (and one before the first), each cut
     into pieces that fit the bound. `headings` are (start, end, level, text), 0-based, end
     exclusive, in order, and `anchors` their ids; `block_starts` are the lines where cutting is
     gentlest; `extra` are (line, id) anchors of the section holding that line; `tables` are
     (start, end, body start): a piece that starts inside a table's body repeats its header (the
-    lines from its start to its body)."""
+    lines from its start to its body); `lead` is a line that opens the first passage with text
+    (a page's summary) when nothing else comes before the first heading."""
     prefix = _prefix(lines)
     boundaries = sorted(set(block_starts))
     ordered: list[tuple[int, int, int, str, str | None]] = []
     for heading, anchor in zip(headings, anchors, strict=False):
         # defensive: a malformed outline must not make lines overlap
-        if heading[0] >= (ordered[-1][1] if ordered else first_line) and heading[1] > heading[0]:
+        # (a heading of no lines resumes the section it repeats: see `_with_objects`)
+        if heading[0] >= (ordered[-1][1] if ordered else first_line) and heading[1] >= heading[0]:
             ordered.append((*heading, anchor))
-    if not title and ordered and all(h[2] > ordered[0][2] for h in ordered[1:]):
-        # No title field: a first heading that every other heading is under is the document's
-        # title (docutils' rule), so passages of its sections carry it whatever their level.
-        title = ordered[0][3]
+    if not title:
+        title = implied_title([Heading(*h[:4]) for h in ordered])
     stack: list[tuple[int, str]] = [(0, _clip(title))] if title else []
-    # (body start, body end, heading line or None, heading path, anchor), 0-based
-    regions: list[tuple[int, int, int | None, str, str | None]] = [
+    regions: list[Region] = [
         (first_line, ordered[0][0] if ordered else len(lines), None, _path(stack), None)
     ]
     for index, (start, end, level, text, anchor) in enumerate(ordered):
@@ -450,11 +595,15 @@ def _assemble(
             stack.append((level, text))
         body_end = ordered[index + 1][0] if index + 1 < len(ordered) else len(lines)
         regions.append((end, body_end, start, _path(stack), anchor))
+    if lead is not None:
+        lines, regions = _lead_into(lines, regions, lead)
+        prefix = _prefix(lines)
     extra_lines = sorted(extra)
 
     sections: list[Section] = []
     pending: list[str] = []  # ids of headings with no text yet: they land on the next passage
     for body_start, body_end, heading_line, path, anchor in regions:
+        budget.check()
         region_start = body_start if heading_line is None else heading_line
         here = extra_lines[
             bisect_left(extra_lines, (region_start, "")) : bisect_left(extra_lines, (body_end, ""))
@@ -478,6 +627,30 @@ def _assemble(
             aliases = tuple(dict.fromkeys(ids))
             sections.append(Section(path, body, line_start + 1, last + 1, anchor, aliases))
     return sections
+
+
+def _lead_into(
+    lines: list[str], regions: list[Region], lead: int
+) -> tuple[list[str], list[Region]]:
+    """Regions where a lone `lead` line before the first heading opens the first region with
+    text instead of making a one-line passage of its own: that region then starts at the lead
+    line, and the heading lines in between show nothing (they are in its heading path)."""
+    body_start, body_end = regions[0][0], regions[0][1]
+    if body_start != lead or any(not _blank(lines[k]) for k in range(lead + 1, body_end)):
+        return lines, regions
+    for index in range(1, len(regions)):
+        start, end, heading_line, path, anchor = regions[index]
+        if all(_blank(lines[k]) for k in range(start, end)):
+            continue
+        merged = list(lines)
+        for _start, _end, line, _path, _anchor in regions[1 : index + 1]:
+            for k in range(line if line is not None else _start, _start):
+                merged[k] = ""
+        moved = list(regions)
+        moved[0] = (lead, lead, None, regions[0][3], None)
+        moved[index] = (lead, end, lead, path, anchor)
+        return merged, moved
+    return lines, regions
 
 
 def _table_header(lines: list[str], tables: Sequence[Table], start: int, end: int) -> str:

@@ -18,7 +18,13 @@ from scout.corpus.outline import Heading, Table
 _ADORNMENT_CHARS = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 # Inline markup removed from title text: ``literal``, **strong**, *emphasis*, `role`, :role:`x`.
-_INLINE_MARKUP = re.compile(r"(?::[\w.+-]+:)?(``|\*\*|\*|`)(\S(?:.*?\S)?)\1_{0,2}")
+# The text between two delimiters holds no delimiter character, so a match attempt scans only to
+# the next one: linear in the title, where "shortest text up to the same delimiter" (a lazy group)
+# rescanned the rest of the line from every opener.
+_INLINE_MARKUP = re.compile(
+    r"(?::[\w.+-]+:)?(?:``(?=\S)([^`]+)(?<=\S)``|\*\*(?=\S)([^*]+)(?<=\S)\*\*"
+    r"|\*(?=\S)([^*]+)(?<=\S)\*|`(?=\S)([^`]+)(?<=\S)`)_{0,2}"
+)
 _NON_ID = re.compile(r"[^a-z0-9]+")
 _ID_ENDS = re.compile(r"^[-0-9]+|-+$")
 
@@ -88,7 +94,11 @@ def _title_at(lines: list[str], i: int) -> tuple[int, tuple[str, bool], str] | N
 
 def title_text(raw: str) -> str:
     """A title with its inline markup removed: ``code`` becomes code, *x* becomes x."""
-    return _INLINE_MARKUP.sub(r"\2", raw).strip()
+    return _INLINE_MARKUP.sub(_markup_text, raw).strip()
+
+
+def _markup_text(match: re.Match[str]) -> str:
+    return next(g for g in match.groups() if g is not None)
 
 
 def docutils_id(title: str) -> str:

@@ -73,6 +73,7 @@ def _flatten(document: dict[str, Any]) -> dict[str, Any]:
     flat: dict[str, Any] = {
         "provider": document.get("provider"),
         "model": document.get("model"),
+        "expand": document.get("expand", "off"),
         "questions": document.get("questions"),
     }
 

@@ -1,18 +1,19 @@
 """Eval files: TOML ``[[question]]`` tables with a band and, except for ``unanswerable``, the
-sources that answer them. Everything is checked on load; a bad file is a ConfigError (exit 3)
-naming the file and the entry, so a typo never turns into a silently wrong figure.
+sources that answer them. Everything is checked on load; a bad file is a UsageError (exit 2: the
+file is the command's argument) naming the file and the entry, so a typo never turns into a
+silently wrong figure.
 """
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from scout.errors import ConfigError, UsageError
+from scout.errors import UsageError
 from scout.retrieve import check_question
+from scout.toml_input import TomlProblem, read_toml
 
 MAX_QUESTIONS = 10_000
 
@@ -67,15 +68,13 @@ class EvalQuestion:
 
 
 def load(path: Path) -> tuple[EvalQuestion, ...]:
-    """The questions of the eval file at ``path``, in file order, or ConfigError."""
+    """The questions of the eval file at ``path``, in file order, or UsageError."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = read_toml(path)
     except FileNotFoundError:
-        raise ConfigError(f"{path}: eval file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the eval file: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+        raise UsageError(f"{path}: eval file not found") from None
+    except TomlProblem as exc:
+        raise UsageError(f"{path}: {exc}") from exc
     return parse(data, path)
 
 
@@ -83,56 +82,56 @@ def parse(data: dict[str, Any], path: Path) -> tuple[EvalQuestion, ...]:
     """Check and convert an eval file's parsed TOML (``path`` names it in errors)."""
     unknown = sorted(set(data) - {"question"})
     if unknown:
-        raise ConfigError(f"{path}: unknown key {unknown[0]!r} (an eval file holds [[question]])")
+        raise UsageError(f"{path}: unknown key {unknown[0]!r} (an eval file holds [[question]])")
     entries = data.get("question")
     if not isinstance(entries, list) or not entries:
-        raise ConfigError(f"{path}: no questions: add [[question]] tables")
+        raise UsageError(f"{path}: no questions: add [[question]] tables")
     if len(entries) > MAX_QUESTIONS:
-        raise ConfigError(f"{path}: {len(entries)} questions; the limit is {MAX_QUESTIONS}")
+        raise UsageError(f"{path}: {len(entries)} questions; the limit is {MAX_QUESTIONS}")
     return tuple(_entry(entry, f"{path}: question {n}") for n, entry in enumerate(entries, 1))
 
 
 def _entry(entry: Any, where: str) -> EvalQuestion:
     if not isinstance(entry, dict):
-        raise ConfigError(f"{where}: must be a table")
+        raise UsageError(f"{where}: must be a table")
     unknown = sorted(set(entry) - {"question", "band", "sources"})
     if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (question, band, sources)")
+        raise UsageError(f"{where}: unknown key {unknown[0]!r} (question, band, sources)")
     question = entry.get("question")
     if not isinstance(question, str) or not question.strip():
-        raise ConfigError(f"{where}: `question` must be a non-empty string")
+        raise UsageError(f"{where}: `question` must be a non-empty string")
     try:
         check_question(question)
     except UsageError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+        raise UsageError(f"{where}: {exc}") from None
     choices = ", ".join(b.value for b in Band)
     band_name = entry.get("band")
     if band_name is None:
-        raise ConfigError(f"{where}: missing `band` (one of {choices})")
+        raise UsageError(f"{where}: missing `band` (one of {choices})")
     try:
         band = Band(str(band_name))
     except ValueError:
-        raise ConfigError(f"{where}: unknown band {band_name!r} (one of {choices})") from None
+        raise UsageError(f"{where}: unknown band {band_name!r} (one of {choices})") from None
     raw = entry.get("sources", [])
     if not isinstance(raw, list):
-        raise ConfigError(f"{where}: `sources` must be a list of {{project, path, lines?}}")
+        raise UsageError(f"{where}: `sources` must be a list of {{project, path, lines?}}")
     sources = tuple(_source(item, f"{where}, source {n}") for n, item in enumerate(raw, 1))
     if band is Band.UNANSWERABLE and sources:
-        raise ConfigError(f"{where}: an unanswerable question has no sources")
+        raise UsageError(f"{where}: an unanswerable question has no sources")
     if band is not Band.UNANSWERABLE and not sources:
-        raise ConfigError(f"{where}: missing `sources` (a {band} question names what answers it)")
+        raise UsageError(f"{where}: missing `sources` (a {band} question names what answers it)")
     return EvalQuestion(question.strip(), band, sources)
 
 
 def _source(item: Any, where: str) -> Source:
     if not isinstance(item, dict):
-        raise ConfigError(f"{where}: must be a table {{project, path, lines?}}")
+        raise UsageError(f"{where}: must be a table {{project, path, lines?}}")
     unknown = sorted(set(item) - {"project", "path", "lines"})
     if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (project, path, lines)")
+        raise UsageError(f"{where}: unknown key {unknown[0]!r} (project, path, lines)")
     project, path = item.get("project"), item.get("path")
     if not isinstance(project, str) or not project or not isinstance(path, str) or not path:
-        raise ConfigError(f"{where}: `project` and `path` must be non-empty strings")
+        raise UsageError(f"{where}: `project` and `path` must be non-empty strings")
     lines = item.get("lines")
     if lines is None:
         return Source(project, path.lstrip("/"))
@@ -142,5 +141,5 @@ def _source(item: Any, where: str) -> Source:
         or not all(isinstance(n, int) and not isinstance(n, bool) for n in lines)
         or not 1 <= lines[0] <= lines[1]
     ):
-        raise ConfigError(f"{where}: `lines` must be [first, last] with 1 <= first <= last")
+        raise UsageError(f"{where}: `lines` must be [first, last] with 1 <= first <= last")
     return Source(project, path.lstrip("/"), (lines[0], lines[1]))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scout.answer import Outcome
+from scout.config import Expand
 from scout.evaluation.evalfile import Band
 from scout.providers.base import Usage
 
@@ -50,6 +51,7 @@ class Row:
     best_score: float | None
     usage: Usage
     latency_ms: int
+    expanded: tuple[str, ...] = ()  # the model's terms retrieval searched with
 
     @property
     def answered(self) -> bool:
@@ -79,6 +81,7 @@ class Row:
             "output_tokens": self.usage.output_tokens,
             "usd": self.usage.usd,
             "latency_ms": self.latency_ms,
+            "expanded": list(self.expanded),
         }
 
 
@@ -225,11 +228,13 @@ class EvalReport:
     model: str | None
     k: int
     rows: tuple[Row, ...]
+    expand: Expand = "off"  # retrieval.expand of the run
 
     def to_json(self) -> dict[str, Any]:
         return {
             "provider": self.provider,
             "model": self.model,
+            "expand": self.expand,
             "questions": len(self.rows),
             "bands": {band.value: f.to_json() for band, f in bands(self.rows).items()},
             "citations": citations(self.rows).to_json(),

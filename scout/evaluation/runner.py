@@ -24,15 +24,19 @@ def run_eval(
     passages: int,
     model: str | None,
     progress: Progress | None = None,
+    expand: bool = False,
 ) -> EvalReport:
     """One row per question, in file order. A provider failure stops the run (ProviderError
-    naming the question): a figure computed around a failure would mislead."""
+    naming the question): a figure computed around a failure would mislead. ``expand`` asks
+    the provider for search terms first (``scout.expansion``), its cost counted in the row's."""
     rows = []
     shown = progress or Progress()
     shown.phase("questions", len(questions))
     for n, item in enumerate(questions, 1):
         try:
-            composed = compose(item.question, store=store, provider=provider, passages=passages)
+            composed = compose(
+                item.question, store=store, provider=provider, passages=passages, expand=expand
+            )
         except ProviderError as exc:
             raise ProviderError(f"question {n} of the eval file: {exc}") from exc
         result = composed.result
@@ -52,7 +56,14 @@ def run_eval(
                 best_score=composed.hits[0].score if composed.hits else None,
                 usage=composed.usage,
                 latency_ms=composed.latency_ms,
+                expanded=composed.expanded or (),
             )
         )
         shown.advance("questions")
-    return EvalReport(provider=provider.name, model=model, k=passages, rows=tuple(rows))
+    return EvalReport(
+        provider=provider.name,
+        model=model,
+        k=passages,
+        rows=tuple(rows),
+        expand="model" if expand else "off",
+    )

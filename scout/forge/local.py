@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import tomllib
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +35,7 @@ from scout.forge.base import (
     visibility,
 )
 from scout.forge.git import GitRepo
+from scout.toml_input import TomlProblem, read_toml
 
 log = logging.getLogger(__name__)
 _FULL_SHA = {40, 64}
@@ -55,12 +55,12 @@ class LocalForge:
     def _metadata(self) -> dict[str, Any]:
         target = self.estate / "estate.toml"
         try:
-            data = tomllib.loads(target.read_text(encoding="utf-8"))
+            data = read_toml(target)
         except FileNotFoundError as exc:
             raise ForgeError(
                 "unreachable", f"no estate at {self.estate} (estate.toml missing)"
             ) from exc
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        except (OSError, TomlProblem) as exc:
             raise ForgeError("bad data", f"{target}: {exc}") from exc
         problem = _estate_problem(data)
         if problem is not None:
@@ -307,9 +307,12 @@ class LocalForge:
                     record = json.loads(line)
                     int(record["iid"])
                     str(record["updated_at"])
-                except (ValueError, KeyError, TypeError):
+                except (ValueError, KeyError, TypeError, RecursionError):
                     log.warning("%s line %d: not an issue record, skipped", target, number)
                     continue
+                problem = _notes_problem(record.get("notes"))
+                if problem is not None:
+                    raise ForgeError("bad data", f"{target} line {number}: {problem}")
                 yield record
 
     def issues_updated_after(self, group: str, after: str | None) -> Iterator[Issue]:
@@ -406,6 +409,23 @@ def _begins_a_word(text: str, word: str) -> bool:
 
 def _singular(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _notes_problem(notes: object) -> str | None:
+    """What is wrong with an issue record's `notes` (GitLab's shape: a list of objects with an
+    integer `id`), or None. A record that is an issue but whose notes are not is a damaged
+    estate, not a line to skip: its notes would be lost without a word."""
+    if notes is None:
+        return None
+    if not isinstance(notes, list):
+        return "`notes` must be a list of note objects"
+    for k, note in enumerate(notes, start=1):
+        if not isinstance(note, dict):
+            return f"note {k}: must be an object"
+        note_id = note.get("id", 0)
+        if isinstance(note_id, bool) or not isinstance(note_id, int):
+            return f"note {k}: `id` must be an integer (got {str(note_id)[:40]!r})"
+    return None
 
 
 def _at_or_after(value: object, after: str) -> bool:

@@ -30,7 +30,7 @@ class PromptPassage:
     text: str
 
 
-TaskKind = Literal["answer", "addresses"]
+TaskKind = Literal["answer", "addresses", "expand"]  # expand: the question alone, no passages
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import cast
 
 from scout.errors import ProviderError
+from scout.normalise import disarm_markers
 from scout.providers.base import Metered, PromptPassage, T, Task, Usage
-from scout.providers.schema import AddressesOutput, AnswerOutput
+from scout.providers.schema import AddressesOutput, AnswerOutput, ExpansionOutput
 from scout.retrieve import query_terms, stem, words
 
 # Share of the question's content words one passage must contain, in its heading or its text,
@@ -45,28 +46,36 @@ def _cells(row: re.Match[str]) -> str:
     return "; ".join(cell.strip() for cell in row.group(1).split("|") if cell.strip())
 
 
+def _target_text(match: re.Match[str]) -> str:
+    return match.group(1).rstrip()
+
+
 # Markup that is not text, in the order it is taken out: generator markup and comments first.
+# Linear by construction: every repeated class stops at the character that could end it (the
+# next bracket, backtick or brace), so a match attempt scans at most to the next such character,
+# and no lazy group sits before a greedy tail (a title's spaces are stripped after matching).
+_ROLE_NAME = r":(?:[\w+-]+:){1,3}"
 _MARKUP: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
-    (re.compile(r"<!--.*?-->", re.DOTALL), ""),
-    (re.compile(r"\{\{[<%].*?[%>]\}\}", re.DOTALL), ""),  # Hugo shortcodes
-    (re.compile(r"\{:?\s*#[\w-]+[^}]*\}"), ""),  # heading attributes {#id}
-    (re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),  # images: their alt text
-    (re.compile(r"\[([^\]]+)\]\([^)]*\)"), r"\1"),  # links: their text
-    (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), r"\1"),  # reference links
-    (re.compile(r":[\w:+-]+:`([^`<]*?)\s*<[^`>]*>`"), r"\1"),  # reST roles with a target
-    (re.compile(r":[\w:+-]+:`~?([^`]*)`"), r"\1"),  # reST roles
-    (re.compile(r"`([^`<]+?)\s*<[^`>]+>`_{1,2}"), r"\1"),  # reST links
+    (re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL), ""),
+    (re.compile(r"\{\{[<%][^{}]*?[%>]\}\}"), ""),  # Hugo shortcodes
+    (re.compile(r"\{:?[ \t]*#[\w-][^{}\n]*\}"), ""),  # heading attributes {#id}
+    (re.compile(r"!\[([^\[\]]*)\]\([^()]*\)"), r"\1"),  # images: their alt text
+    (re.compile(r"\[([^\[\]]+)\]\([^()]*\)"), r"\1"),  # links: their text
+    (re.compile(r"\[([^\[\]]+)\]\[[^\[\]]*\]"), r"\1"),  # reference links
+    (re.compile(_ROLE_NAME + r"`([^`<]*)<[^`>]*>`"), _target_text),  # reST roles with a target
+    (re.compile(_ROLE_NAME + r"`~?([^`]*)`"), r"\1"),  # reST roles
+    (re.compile(r"`([^`<]+)<[^`>]+>`_{1,2}"), _target_text),  # reST links
     (re.compile(r"`([^`]+)`_{1,2}"), r"\1"),  # reST named references
-    (re.compile(r"^[ \t]*\.\. [\w:-]+::.*$", re.MULTILINE), ""),  # reST directives
+    (re.compile(r"^[ \t]*\.\. [\w-]+(?::[\w-]+)*::.*$", re.MULTILINE), ""),  # reST directives
     (re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?)[ \t]*\w+.*$", re.MULTILINE), ""),  # MkDocs admonitions
     (re.compile(r"^[ \t]*>[ \t]*\[![A-Za-z]+\][ \t]*$", re.MULTILINE), ""),  # GitHub/GLFM alerts
     (re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>"), ""),  # HTML tags
-    (re.compile(r"(\*\*|__)(.+?)\1"), r"\2"),  # bold
+    (re.compile(r"\*\*([^*\n]+)\*\*|__([^_\n]+)__"), lambda m: m.group(1) or m.group(2)),  # bold
     (re.compile(r"(?<![\w*])\*(?!\s)([^*]+?)\*(?!\w)"), r"\1"),  # emphasis
     (re.compile(r"``([^`]+)``"), r"`\1`"),  # reST literals, as Markdown code: a command stays one
-    (re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}.*$", re.MULTILINE), ""),  # table rules
+    (re.compile(r"^[ \t]*(?:\|[ \t]*)?:?-{3,}.*$", re.MULTILINE), ""),  # table rules
     (re.compile(r"^[ \t]*>[ \t]?", re.MULTILINE), ""),  # quote markers
-    (re.compile(r"^[ \t]*\|(.*?)\|?[ \t]*$", re.MULTILINE), _cells),  # table rows: cells with ";"
+    (re.compile(r"^[ \t]*\|(.*)$", re.MULTILINE), _cells),  # table rows: cells with ";"
 ]
 _SCRIPT_SAMPLE = 400  # characters of a text looked at to tell its script
 
@@ -106,7 +115,8 @@ def sentences(text: str) -> list[str]:
     """Sentences (and list items) of a passage's prose, whitespace collapsed, markers trimmed."""
     out = []
     for piece in _SENTENCE_END.split(plain(text)):
-        line = " ".join(piece.split()).lstrip("#*->+|: ").strip()
+        # A marker copied from the passage would cite whatever it names: never copied.
+        line = disarm_markers(" ".join(piece.split())).lstrip("#*->+|: ").strip()
         if len(line) >= 3 and any(ch.isalpha() for ch in line):
             out.append(line[:MAX_SENTENCE_CHARS])
     return out
@@ -205,11 +215,14 @@ class OfflineProvider:
         self.model = model
 
     def run(self, task: Task[T]) -> T:
-        result: AnswerOutput | AddressesOutput
+        result: AnswerOutput | AddressesOutput | ExpansionOutput
         if task.kind == "answer":
             result = compose_answer(task.question, task.passages)
         elif task.kind == "addresses":
             result = judge_addresses(task.question, task.passages)
+        elif task.kind == "expand":
+            # Not a model: it knows no words the question does not already have.
+            result = ExpansionOutput(terms=[])
         else:
             raise ProviderError(f"offline provider cannot do task kind {task.kind!r}")
         if not isinstance(result, task.output):

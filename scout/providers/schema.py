@@ -37,3 +37,17 @@ class AddressesOutput(BaseModel):
 
     addresses: bool = Field(description="True when the passage answers or directly addresses it.")
     reason: str = Field(max_length=MAX_REASON_CHARS, description="One sentence saying why.")
+
+
+class ExpansionOutput(BaseModel):
+    """Words the documentation may use for what a question asks (``scout.expansion`` bounds and
+    cleans them; a longer list is cut there, not refused here, so a chatty model is no failure)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    terms: list[str] = Field(
+        description=(
+            "At most 12 words or short phrases (each at most 40 characters) that documentation "
+            "may use for what the question asks: its technical names, commands, options."
+        ),
+    )

@@ -90,19 +90,28 @@ class Corpus(Connected):
         ).fetchall()
         return [passage_from_row(row) for row in rows]
 
-    def search(self, match: str, limit: int, *, heading_weight: float) -> list[PassageHit]:
+    def search(
+        self,
+        match: str,
+        limit: int,
+        *,
+        heading_weight: float,
+        projects: tuple[str, ...] | None = None,
+    ) -> list[PassageHit]:
         """Top passages for an FTS5 MATCH expression, BM25 with the heading column weighted.
 
         ``match`` must come from ``scout.retrieve``: raw user text is not safe here. Ties break
         by row, so that rankings made in parts (``scout.retrieve``) order them the same way.
         The top rows are found first and joined to their passages after, so passage text is
-        read for ``limit`` rows, not for every match.
+        read for ``limit`` rows, not for every match. ``projects`` (exact paths) limits the
+        rows to those projects' passages; BM25's statistics stay the whole index's.
         """
+        within, args = self._within(projects)
         try:
             top = self._db.execute(
                 "select rowid, bm25(passages_fts, ?, 1.0) as score from passages_fts "
-                "where passages_fts match ? order by score, rowid limit ?",
-                [heading_weight, match, limit],
+                f"where passages_fts match ? {within} order by score, rowid limit ?",
+                [heading_weight, match, *args, limit],
             ).fetchall()
             if not top:
                 return []
@@ -121,17 +130,68 @@ class Corpus(Connected):
             if rowid in found
         ]
 
-    def count_matches(self, match: str, cap: int) -> int:
-        """How many rows match ``match``, counting no further than ``cap`` (bounded cost)."""
+    def count_matches(
+        self, match: str, cap: int, *, projects: tuple[str, ...] | None = None
+    ) -> int:
+        """How many rows match ``match`` (in ``projects``), counting no further than ``cap``."""
+        within, args = self._within(projects)
         try:
             row = self._db.execute(
                 "select count(*) from (select rowid from passages_fts "
-                "where passages_fts match ? limit ?)",
-                [match, cap],
+                f"where passages_fts match ? {within} limit ?)",
+                [match, *args, cap],
             ).fetchone()
         except sqlite3.OperationalError as exc:
             raise StoreError(f"search failed on {self.path}: {exc}") from exc
         return int(row[0])
+
+    def project_names(self, globs: Iterable[str] = ()) -> tuple[str, ...]:
+        """The projects that have passages, in path order; with ``globs``, those whose full path
+        matches one of them (SQLite GLOB: ``*``, ``?``, ``[...]``, case-sensitive)."""
+        patterns = list(globs)
+        where = " or ".join("name glob ?" for _ in patterns) or "1"
+        # A skip-scan of the passages_project index: one probe per project, not one per row.
+        rows = self._db.execute(
+            "with recursive p(name) as (select min(project) from passages union all "
+            "select (select min(project) from passages where project > p.name) from p "
+            f"where p.name is not null) select name from p where name is not null and ({where})",
+            patterns,
+        ).fetchall()
+        return tuple(name for (name,) in rows)
+
+    def _within(self, projects: tuple[str, ...] | None) -> tuple[str, list[object]]:
+        """The clause that keeps a MATCH to ``projects``' rows.
+
+        A project's passages are written in one transaction, so their ids are usually one run:
+        then the clause is a test of the rowid against those runs, which costs nothing per
+        row. Otherwise (signposted passages in between) the project's ids are looked up."""
+        if projects is None:
+            return "", []
+        runs: list[tuple[int, int]] = []
+        for project in projects:
+            low, high, count = self._db.execute(
+                "select min(id), max(id), count(*) from passages where project = ?", [project]
+            ).fetchone()
+            if count and high - low + 1 != count:
+                marks = ", ".join("?" for _ in projects)
+                clause = f"and +rowid in (select id from passages where project in ({marks}))"
+                return clause, list(projects)
+            if count:
+                runs.append((int(low), int(high)))
+        if not runs:
+            return "and 0", []
+        merged: list[list[int]] = []
+        for low, high in sorted(runs):
+            if merged and low == merged[-1][1] + 1:  # neighbouring projects: one run
+                merged[-1][1] = high
+            else:
+                merged.append([low, high])
+        bounds: list[object] = [bound for run in merged for bound in run]
+        if len(merged) == 1:
+            # One run: a rowid range FTS5 itself honours, reading only that part of each list.
+            return "and rowid between ? and ?", bounds
+        tests = " or ".join("+rowid between ? and ?" for _ in merged)
+        return f"and ({tests})", bounds
 
     def passage_counts(self) -> dict[str, dict[str, int]]:
         """Passages per project and origin (``corpus``, ``signpost``), for reports."""
@@ -141,3 +201,20 @@ class Corpus(Connected):
         ).fetchall():
             counts.setdefault(project, {"corpus": 0, "signpost": 0})[origin] = int(n)
         return counts
+
+    def scores(self, match: str, ids: Iterable[int], *, heading_weight: float) -> dict[int, float]:
+        """The BM25 scores of the rows ``ids`` for ``match`` (rows it does not match are left
+        out): re-scoring a ranked pool by part of its query (``scout.retrieve``)."""
+        wanted = list(ids)
+        if not wanted:
+            return {}
+        marks = ", ".join("?" for _ in wanted)
+        try:
+            rows = self._db.execute(
+                "select rowid, bm25(passages_fts, ?, 1.0) from passages_fts "
+                f"where passages_fts match ? and +rowid in ({marks})",
+                [heading_weight, match, *wanted],
+            ).fetchall()
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"search failed on {self.path}: {exc}") from exc
+        return {int(rowid): float(score) for rowid, score in rows}

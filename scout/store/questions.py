@@ -38,12 +38,13 @@ class QuestionLog(Connected):
         terms: Sequence[str] = (),
         nearest: Sequence[dict[str, Any]] = (),
         cause: str | None = None,
+        expanded: Sequence[str] | None = None,
     ) -> None:
         with self.transaction():
             self._db.execute(
                 "insert into questions (asked_at, question, outcome, reason, provider, passages,"
-                " latency_ms, input_tokens, output_tokens, usd, terms, nearest, cause) "
-                "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " latency_ms, input_tokens, output_tokens, usd, terms, nearest, cause, expanded) "
+                "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     asked_at or timefmt.now(),
                     question,
@@ -58,6 +59,7 @@ class QuestionLog(Connected):
                     json.dumps(list(terms), ensure_ascii=False),
                     json.dumps([_only(n, NEAREST_FIELDS) for n in nearest], ensure_ascii=False),
                     cause,
+                    None if expanded is None else json.dumps(list(expanded), ensure_ascii=False),
                 ],
             )
 
@@ -82,6 +84,8 @@ class QuestionLog(Connected):
             values["terms"] = tuple(_json_list(values["terms"]))
             nearest = _json_list(values["nearest"])
             values["nearest"] = tuple(n for n in nearest if isinstance(n, dict))
+            if values["expanded"] is not None:
+                values["expanded"] = tuple(str(t) for t in _json_list(values["expanded"]))
             rows.append(QuestionRow(**values))
         return rows
 

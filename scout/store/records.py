@@ -145,6 +145,8 @@ class QuestionRow:
     terms: tuple[str, ...] = ()  # content words: the gap's grouping key
     nearest: tuple[dict[str, Any], ...] = ()  # a decline's best three passages (no text)
     cause: str | None = None  # why a decline is not a gap: ``index_empty``
+    # a model's suggested terms retrieval searched with; None: expansion was off
+    expanded: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -226,6 +226,14 @@ def _m8_gap_loop() -> str:
         """
 
 
+def _m9_question_expansion() -> str:
+    """The terms a model suggested for a question (``[retrieval] expand = "model"``), as a JSON
+    list, so a gap can be read with what retrieval searched for; null when expansion was off."""
+    return """
+        alter table questions add column expanded text;
+        """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     _m1_corpus,
     _m2_questions,
@@ -235,6 +243,7 @@ MIGRATIONS: list[Callable[[], str]] = [
     _m6_corpus_rules,
     _m7_one_line_anchor,
     _m8_gap_loop,
+    _m9_question_expansion,
 ]
 
 

@@ -47,6 +47,7 @@ class Context:
     query: Query
     diff_limits: DiffLimits = field(default_factory=DiffLimits)
     estate_root: Path | None = None
+    archives: dict[str, bytes] = field(default_factory=dict)  # project path -> archive served
 
 
 def dispatch(ctx: Context, raw_path: str) -> Response:
@@ -307,10 +308,13 @@ def _archive(ctx: Context, p: ProjectInfo, gzipped: bool) -> Response:
     if sha is None:
         raise not_found("Commit")
     stem = f"{p.name}-{ref.replace('/', '-')}-{sha}"
-    tar = p.repo.archive(sha, f"{stem}/")
-    if ctx.estate_root is not None:
-        tar = archive_with_lfs(ctx.estate_root, tar)  # include_lfs_blobs defaults to true
-    body = gzip.compress(tar, mtime=0) if gzipped else tar
+    if p.path in ctx.archives:
+        body = ctx.archives[p.path]
+    else:
+        tar = p.repo.archive(sha, f"{stem}/")
+        if ctx.estate_root is not None:
+            tar = archive_with_lfs(ctx.estate_root, tar)  # include_lfs_blobs defaults to true
+        body = gzip.compress(tar, mtime=0) if gzipped else tar
     suffix = "tar.gz" if gzipped else "tar"
     return Response(
         200,

@@ -188,6 +188,9 @@ class GitLabServer:
         # Moved projects (old full path -> new): 301 to the new path since GitLab 16.7
         # (doc/api/rest/index.md, "Redirects"; doc/user/project/working_with_projects.md).
         self.moved: dict[str, str] = {}
+        # Archives served as given instead of `git archive`'s (project path -> bytes): a
+        # hostile archive, as a compromised or buggy instance could send one.
+        self.archives: dict[str, bytes] = {}
         self.log: list[Request] = []
         self.headers_seen: list[tuple[str, dict[str, str]]] = []
         self.url = ""
@@ -341,6 +344,7 @@ class GitLabServer:
             query=query,
             diff_limits=self.diff_limits,
             estate_root=self.estate.root,
+            archives=self.archives,
         )
         try:
             return api.dispatch(ctx, raw_path)

@@ -82,3 +82,36 @@ def prose(text: str) -> str:
     made of, brackets and digits (NFKC folds fullwidth and superscript digits), is folded.
     """
     return visible(text).translate(_BRACKETS)
+
+
+# A square bracket (or a look-alike, once folded) pair with no bracket inside: where a reader,
+# and the citation check, may find a marker such as `[2]`, `[^2]` or `[1, 3]`. Each match
+# attempt scans only to the next bracket, so a pass is linear in the text.
+_BRACKET_PAIR = re.compile(r"\[([^\[\]]*)\]")
+_ALL_BRACKETS = str.maketrans({"[": "(", "]": ")"})
+MAX_MARKER_PASSES = 8  # deeper nesting than this and every bracket in the text is made round
+
+
+def disarm_markers(text: str) -> str:
+    """Text in which no bracket holds a digit: each such pair (`[2]`, `[^2]`, `【2】`) becomes
+    round (`(2)`), so text quoted from a passage cannot name a passage as a citation.
+
+    `text` is a :func:`visible` text. Rounding an inner pair can leave an outer one holding a
+    digit (`[[2]]`), so passes repeat; past MAX_MARKER_PASSES every bracket is made round.
+    """
+    for _ in range(MAX_MARKER_PASSES):
+        folded = text.translate(_BRACKETS)  # one code point for one: indexes carry over
+        pieces, last = [], 0
+        for match in _BRACKET_PAIR.finditer(folded):
+            if any(char.isdigit() for char in match.group(1)):
+                pieces += [
+                    text[last : match.start()],
+                    "(",
+                    text[match.start() + 1 : match.end() - 1],
+                    ")",
+                ]
+                last = match.end()
+        if not pieces:
+            return text
+        text = "".join(pieces) + text[last:]
+    return text.translate(_BRACKETS).translate(_ALL_BRACKETS)

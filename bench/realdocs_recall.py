@@ -1,0 +1,115 @@
+"""Recall on a realdocs folder's questions, in-process, by split and by overlap class.
+
+    .venv/bin/python -m bench.realdocs_recall CONFIG --realdocs PATH [--misses] [--json OUT]
+
+The realdocs folder's ``recall.py`` counts a question found as it does (its ``first_rank``);
+this adds what it does not print: recall at 8, 20 and 50 and MRR (at 8) for ``questions.json``
+and for each ``split`` of ``questions-more.json``, each by ``overlap`` class (the first words of
+a question's note). Tune on ``tune``; a change that lifts it and not ``check`` is fitting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+DEPTHS = (8, 20, 50)
+
+
+def load_recall(realdocs: Path) -> Any:
+    spec = importlib.util.spec_from_file_location("realdocs_recall", realdocs / "recall.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def overlap_class(question: dict[str, Any]) -> str:
+    note = str(question.get("note", ""))
+    return note.split()[1] if note.startswith("overlap ") else "-"
+
+
+def summary(ranks: list[tuple[int | None, int | None]]) -> dict[str, Any]:
+    """recall@8 and MRR from the top-8 list (as ask gets it), @20 and @50 from the top-50 one
+    (re-ranking works on a pool at least as deep as the list asked for, so the two differ)."""
+    n = len(ranks)
+    out: dict[str, Any] = {"n": n}
+    if not n:
+        return out
+    out["r@8"] = round(sum(1 for r, _ in ranks if r) / n, 3)
+    for k in DEPTHS[1:]:
+        out[f"r@{k}"] = round(sum(1 for _, r in ranks if r and r <= k) / n, 3)
+    out["mrr"] = round(sum(1 / r for r, _ in ranks if r) / n, 3)
+    return out
+
+
+def measure(
+    search: Any, recall: Any, questions: list[dict[str, Any]], misses: bool = False
+) -> dict[str, Any]:
+    """Figures for ``questions`` by group (split x overlap), from ``search(question, k)``."""
+    groups: dict[str, list[tuple[int | None, int | None]]] = {}
+    for q in questions:
+        if not q.get("answerable", True):
+            continue
+        hits = search(q["question"], DEPTHS[0])
+        rank = recall.first_rank(hits, q["targets"])
+        deep = recall.first_rank(search(q["question"], max(DEPTHS)), q["targets"])
+        split = q.get("split", "orig")
+        for key in (split, f"{split}/{overlap_class(q)}"):
+            groups.setdefault(key, []).append((rank, deep))
+        if misses and (rank is None or rank > 8):
+            print(f"  {q['id']} r={rank} [{split} {overlap_class(q)}] {q['question'][:90]}")
+            print(f"      top: {recall.describe(hits[0]) if hits else '-'}")
+    return {key: summary(ranks) for key, ranks in sorted(groups.items())}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("config")
+    parser.add_argument("--realdocs", type=Path, required=True)
+    parser.add_argument("--misses", action="store_true", help="print questions not in the top 8")
+    parser.add_argument("--split", default=None, help="only this split (tune, check, orig)")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+
+    import scout.retrieve
+    from scout.config import load_config
+    from scout.retrieve import retrieve
+    from scout.store import Store
+
+    # An older Scout (run with its code first on PYTHONPATH, to compare) retrieves at most 20:
+    # lifted here, in this process only, so that its depth can be measured as well.
+    scout.retrieve.MAX_PASSAGES = max(scout.retrieve.MAX_PASSAGES, max(DEPTHS))
+
+    recall = load_recall(args.realdocs)
+    store = Store.open(load_config(args.config).store.path)
+
+    def search(question: str, k: int) -> list[dict[str, Any]]:
+        return [
+            {"project": h.project, "path": h.path, "heading": h.heading,
+             "lines": [h.line_start, h.line_end]}
+            for h in retrieve(store, question, k)
+        ]  # fmt: skip
+
+    questions = [
+        *json.loads((args.realdocs / "questions.json").read_text(encoding="utf-8")),
+        *json.loads((args.realdocs / "questions-more.json").read_text(encoding="utf-8")),
+    ]
+    if args.split:
+        questions = [q for q in questions if q.get("split", "orig") == args.split]
+    figures = measure(search, recall, questions, args.misses)
+    for key, row in figures.items():
+        cells = "  ".join(f"{name} {value}" for name, value in row.items())
+        print(f"{key:<12} {cells}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+    store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

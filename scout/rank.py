@@ -1,0 +1,170 @@
+"""Re-ranking of BM25's exact top passages: what the ranking does beyond term overlap.
+
+The main rule: re-ranking only re-orders a pool, the exact BM25 top ``POOL`` (``scout.retrieve``),
+with factors read from the question and the passages' own fields; it never adds a passage BM25
+did not rank, never drops one (a passage it puts back only moves behind), and every factor is a
+constant measured on realdocs-dev's ``tune`` questions (bench/realdocs_recall.py), not per question:
+
+- a changelog-kind passage (``scout.kinds``) counts ``CHANGELOG_WEIGHT`` of its score unless the
+  question asks about a version or a release: a changelog records what was true then;
+- a passage of a project the question names (its name's words, :func:`named_projects`) counts
+  ``NAMED_WEIGHT`` times its score: a small project's answer is not buried by a large one's;
+- a passage that holds a code-like span of the question as written (``--force``,
+  ``gl.projects.list``, ``exclude_patterns``, ``!=``) counts ``CODE_WEIGHT`` times: the
+  tokeniser splits such spans into common words, the span itself is the evidence;
+- then one file gives at most ``FILE_CAP`` of the first places and one section (its chunks, its
+  copies) one: the rest of them follow the passages of other files and sections.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+
+from scout.store import PassageHit
+
+# BM25's exact top POOL passages are re-ranked (at least as many as asked for). Measured on the
+# tune questions: recall@8 and MRR the same at 8, 20, 40 and 80, and every 8 more costs the
+# staged ranking rows it could otherwise prove out of reach (bench/realdocs_tune.py).
+POOL = 8
+CHANGELOG_WEIGHT = 0.6
+NAMED_WEIGHT = 1.7
+CODE_WEIGHT = 1.15
+FILE_CAP = 4
+SECTION_CAP = 2
+# A word names a project when that project holds this share of the passages that use it: "hugo",
+# "sphinx", "charts" do; "docs", "site", "python" (words of project names too) do not.
+NAME_SHARE = 0.8
+MAX_SPANS = 8
+MAX_SPAN_CHARS = 64
+MAX_QUESTION_CHARS = 4_000  # as retrieve.MAX_QUESTION_CHARS: the longest question asked
+
+# A version ("18.8", "v2", "9.x") or a word about releases makes changelogs fair game.
+_VERSION = re.compile(r"\bv?\d+\.(?:\d+|x)\b|\bv\d+\b", re.IGNORECASE)
+RELEASE_WORDS = frozenset(
+    """changelog changelogs release releases released version versions deprecated deprecation
+    removed breaking""".split()
+)
+
+# Code as the question writes it: a `backticked` span, an option (--force, -n), a dotted or
+# snake_case name with letters (gl.projects.list, exclude_patterns; not 18.8.2), an operator.
+_BACKTICKED = re.compile(r"`([^`\n]{1,64})`")
+_CODE_TOKEN = re.compile(
+    r"(?<![\w-])--?[A-Za-z][\w-]{0,62}"
+    r"|[A-Za-z_][\w]{0,62}(?:[.][A-Za-z_][\w]{0,62})+(?:\(\))?"
+    r"|[A-Za-z][A-Za-z0-9]{0,62}(?:_[A-Za-z0-9]{1,62})+"
+    r"|(?<![=!<>:|&])(?:!=|==|>=|<=|:=|&&|\|\||=>|->)(?![=!<>:|&])"
+)
+
+
+def about_versions(question: str, words: Iterable[str]) -> bool:
+    """Whether the question asks about a version or a release (then changelogs rank as docs)."""
+    return bool(_VERSION.search(question)) or not RELEASE_WORDS.isdisjoint(words)
+
+
+def code_spans(question: str) -> list[str]:
+    """The code-like spans of ``question``, case-folded, longest first (at most ``MAX_SPANS``)."""
+    normal = unicodedata.normalize("NFKC", question[:MAX_QUESTION_CHARS])
+    found = itertools.chain(
+        (m.group(1) for m in _BACKTICKED.finditer(normal)),
+        (m.group() for m in _CODE_TOKEN.finditer(normal)),
+    )
+    spans: dict[str, None] = {}
+    for span in found:
+        span = span.strip().casefold()[:MAX_SPAN_CHARS]
+        if len(span) >= 2:
+            spans[span] = None
+            if len(spans) == MAX_SPANS * 4:
+                break
+    return sorted(spans, key=len, reverse=True)[:MAX_SPANS]
+
+
+def name_words(path: str) -> tuple[str, ...]:
+    """The words of a project's name, the last segment of its path ("python-gitlab")."""
+    return tuple(w for w in re.split(r"[\W_]+", path.rsplit("/", 1)[-1].casefold()) if w)
+
+
+def named_projects(
+    words: list[str],
+    projects: Iterable[str],
+    share: Callable[[str, str], float],
+) -> set[str]:
+    """The projects ``words`` (the question's, case-folded, in order) name.
+
+    A project is named by the words of its name written together ("python gitlab"), or by one
+    word of its name that no other project's name has and that ``share(word, project)`` (the
+    project's share of the passages using it) shows to be its own.
+    """
+    names = {project: name_words(project) for project in projects}
+    owners: dict[str, set[str]] = {}
+    for project, parts in names.items():
+        for part in parts:
+            owners.setdefault(part, set()).add(project)
+    text = f" {' '.join(words)} "
+    asked = set(words)
+    named = set()
+    for project, parts in names.items():
+        if len(parts) > 1 and f" {' '.join(parts)} " in text:
+            named.add(project)
+            continue
+        for part in parts:
+            if part in asked and owners[part] == {project} and share(part, project) >= NAME_SHARE:
+                named.add(project)
+                break
+    return named
+
+
+def rerank(
+    hits: list[PassageHit],
+    limit: int,
+    *,
+    named: set[str],
+    versions: bool,
+    spans: list[str],
+) -> list[PassageHit]:
+    """The pool ``hits`` re-ordered (see the module's rules), cut to ``limit``; each hit's
+    ``score`` becomes the score it was ranked by."""
+    scored = []
+    for hit in hits:
+        factor = 1.0
+        if not versions and hit.kind == "changelog":
+            factor *= CHANGELOG_WEIGHT
+        if hit.project in named:
+            factor *= NAMED_WEIGHT
+        if spans:
+            text = f"{hit.heading}\n{hit.body}".casefold()
+            if any(span in text for span in spans):
+                factor *= CODE_WEIGHT
+        scored.append(dataclasses.replace(hit, score=hit.score * factor))
+    scored.sort(key=lambda h: (h.score, h.id))
+    return diverse(scored, limit)
+
+
+def diverse(hits: list[PassageHit], limit: int) -> list[PassageHit]:
+    """``hits`` in order, except that a file's passages after its first ``FILE_CAP``, and a
+    section's after its first, wait until every other passage has had its place."""
+    first: list[PassageHit] = []
+    later: list[PassageHit] = []
+    per_file: dict[tuple[str, str], int] = {}
+    sections: dict[tuple[str, ...], int] = {}
+    for hit in hits:
+        where = (hit.project, hit.path)
+        # A section's chunks share its heading; its copies in other files (one paragraph
+        # included in every chart's page) share its own heading and its text.
+        section = (hit.project, hit.path, " ".join(hit.heading.split()))
+        copy = (hit.heading.rsplit(" > ", 1)[-1].strip(), " ".join(hit.body.split()))
+        if (
+            sections.get(section, 0) >= SECTION_CAP
+            or copy in sections
+            or per_file.get(where, 0) >= FILE_CAP
+        ):
+            later.append(hit)
+            continue
+        sections[section] = sections.get(section, 0) + 1
+        sections[copy] = 1
+        per_file[where] = per_file.get(where, 0) + 1
+        first.append(hit)
+    return [*first, *later][:limit]
