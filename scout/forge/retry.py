@@ -9,8 +9,9 @@ gives up (the limiter's waiting budget bounds the run as a whole). A 5xx, and a 
 status that may pass (a timeout, a dropped connection, a body cut short), backs off exponentially
 (``backoff * 2**attempt``) for at most ``max_retries`` retries. A refused connection is final:
 nothing listens, and waiting will not start GitLab. Each transport keeps its own messages and
-what is particular to it (GraphQL's 404 means no GraphQL API; a timed-out query retries free
-with a smaller page).
+what is particular to it: GraphQL's 404 means no GraphQL API; a timed-out query retries free
+with a smaller page; errors beside ``data`` and a body that is not GraphQL are retried as a
+dropped answer is.
 """
 
 from __future__ import annotations
