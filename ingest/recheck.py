@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from scout.config import Config
 from scout.errors import ForgeError
 from scout.forge.base import Forge
+from scout.providers import configured_provider
 from scout.store import SignpostRow, Store
 from scout.verdict import Check, Kind, Status
 from signposts import audit
@@ -127,9 +128,8 @@ def recheck_verdicts(
     """Re-validate ``rows`` against the current heads; what changed, in ``rows`` order."""
     from scout.corpus.rules import CorpusRules
     from scout.forge.cached import CachedForge
-    from scout.providers import make_provider
 
-    provider = make_provider(config.answer.provider, model=config.answer.model)
+    provider = configured_provider(config)
     rules = CorpusRules(tuple(config.forge.groups), config.corpus)
     validator = Validator(CachedForge(forge), rules, provider, config.docs_site)
     changed: list[Change] = []

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from scout.errors import ScoutError, UsageError
 from scout.progress import Progress
+from scout.providers import configured_provider
 from scout.schedule import parse_schedule
 
 if TYPE_CHECKING:
@@ -69,11 +70,9 @@ def sweep_once(
     """One sweep under the store's sweep lock (LockedError when another one holds it)."""
     from ingest.lock import sweep_lock
     from ingest.sweep import Sweep
-    from scout.providers import make_provider
 
     with sweep_lock(store.path):
-        answer = config.answer
-        provider = make_provider(answer.provider, model=answer.model, timeout=answer.timeout)
+        provider = configured_provider(config)
         kwargs: dict[str, Any] = {} if progress is None else {"progress": progress}
         return Sweep(config, forge, store, provider, stop=stop, **kwargs).run()
 

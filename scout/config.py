@@ -8,8 +8,11 @@ environment variable the file names; relative paths resolve against the config f
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -22,8 +25,25 @@ DEFAULT_FILE = "scout.toml"
 ENV_VAR = "SCOUT_CONFIG"
 # The one list of provider names: the config validates against it and the registry in
 # scout/providers/ is keyed by it (it lives here, below the providers, which read the config).
-ProviderName = Literal["claude-local", "anthropic", "offline"]
+ProviderName = Literal["claude-local", "anthropic", "openai", "offline"]
 Expand = Literal["off", "model"]  # retrieval.expand: no query expansion, or by the model
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+# Providers that serve whatever model the server has: the file must name it.
+_MODEL_REQUIRED = ("openai",)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where an HTTP provider that is not Anthropic's sends its calls, and what they cost.
+
+    ``api_key_env`` names the variable holding the key (never the key itself); the prices are US
+    dollars per million tokens, None when unknown (the cost is then reported as unknown).
+    """
+
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    price_in: float | None = None
+    price_out: float | None = None
 
 
 class _Section(BaseModel):
@@ -102,6 +122,52 @@ class AnswerConfig(_Section):
     passages: int = Field(default=8, ge=1, le=20)
     # seconds a provider may take for one reply (an answer or one addresses judgement)
     timeout: float = Field(default=120.0, gt=0, le=3600)
+    # The openai provider: any server speaking OpenAI's Chat Completions (Ollama, vLLM,
+    # llama.cpp's server, LM Studio, OpenAI itself). The key is read from the variable named here;
+    # a local server needs none, and then no Authorization header is sent.
+    base_url: str = Endpoint.base_url
+    api_key_env: str = Endpoint.api_key_env
+    # US dollars per million input and output tokens; unset: the cost is reported as unknown
+    price_in: float | None = Field(default=None, ge=0, le=10_000)
+    price_out: float | None = Field(default=None, ge=0, le=10_000)
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str) -> str:
+        example = "such as http://127.0.0.1:11434/v1"
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018  # raises ValueError for a port that is not one
+        except ValueError:
+            raise ValueError(f"expected an http(s) URL {example}") from None
+        unsafe = not value.isprintable() or any(c.isspace() for c in value)
+        if unsafe or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"expected an http(s) URL {example}")
+        if parts.username is not None or parts.password is not None:
+            raise ValueError("no credentials in the URL: the key goes in the api_key_env variable")
+        return value.rstrip("/")
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _variable_name(cls, value: str) -> str:
+        if not _VARIABLE.fullmatch(value):
+            raise ValueError("expected the name of an environment variable such as OPENAI_API_KEY")
+        return value
+
+    @model_validator(mode="after")
+    def _prices_together(self) -> AnswerConfig:
+        if (self.price_in is None) != (self.price_out is None):
+            raise ValueError("set both price_in and price_out (USD per million tokens), or neither")
+        return self
+
+    def endpoint(self) -> Endpoint:
+        """Where the openai provider calls, and the prices its tokens cost."""
+        return Endpoint(self.base_url, self.api_key_env, self.price_in, self.price_out)
+
+    def model_is_set(self) -> bool:
+        """Whether the file names a model (the default names a Claude model, which no
+        OpenAI-compatible server serves)."""
+        return "model" in self.model_fields_set and bool(self.model.strip())
 
 
 class RetrievalConfig(_Section):
@@ -144,6 +210,15 @@ class Config(_Section):
         return os.environ.get(self.forge.token_env) or None
 
 
+def check_model(source: Path, answer: AnswerConfig, provider: str) -> None:
+    """ConfigError when ``provider`` needs ``answer.model`` set and the file does not set it."""
+    if provider in _MODEL_REQUIRED and not answer.model_is_set():
+        raise ConfigError(
+            f"{source}: answer.model: required key is missing for provider {provider!r} "
+            "(the name the server knows the model by, such as 'llama3.1:8b' or 'gpt-4.1-mini')"
+        )
+
+
 def _candidates(explicit: str | os.PathLike[str] | None) -> list[Path]:
     if explicit:
         return [Path(explicit)]
@@ -184,6 +259,7 @@ def load_config(explicit: str | os.PathLike[str] | None = None) -> Config:
         first = _describe(exc.errors()[0])
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise ConfigError(f"{found}: {first}{more}") from exc
+    check_model(found, config.answer, config.answer.provider)
     return _resolve_paths(config)
 
 

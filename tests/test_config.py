@@ -46,7 +46,7 @@ def test_relative_paths_resolve_against_the_config_folder(tmp_path: Path) -> Non
         ("[answer]\npassages = 50\n", "answer.passages: Input should be less than or equal to 20"),
         (
             "[answer]\nprovider = 'gpt'\n",
-            "answer.provider: Input should be 'claude-local', 'anthropic' or 'offline'",
+            "answer.provider: Input should be 'claude-local', 'anthropic', 'openai' or 'offline'",
         ),
         (
             "[corpus]\nvisibility = ['secret']\n",

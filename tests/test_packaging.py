@@ -39,9 +39,15 @@ def _requirement_name(spec: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+# Optional extras a user installs for one feature, and the one module that may import each.
+OPTIONAL = {"openai": "scout/providers/openai.py"}
+
+
 def test_every_third_party_import_is_a_declared_dependency() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     declared = {_requirement_name(spec) for spec in project["dependencies"]}
+    for extra in OPTIONAL:
+        declared |= {_requirement_name(s) for s in project["optional-dependencies"][extra]}
     distributions = packages_distributions()
     undeclared = {}
     for module, where in _imported_modules().items():
@@ -51,6 +57,21 @@ def test_every_third_party_import_is_a_declared_dependency() -> None:
         if not names & declared:
             undeclared[module] = where
     assert undeclared == {}, "imported but not in [project] dependencies"
+
+
+def test_an_optional_dependency_is_imported_by_its_module_alone() -> None:
+    # Scout without the extra installed must still start: only the module the registry imports
+    # when that provider is made may import the optional package.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    for extra, module in OPTIONAL.items():
+        for name in {_requirement_name(s) for s in project["optional-dependencies"][extra]}:
+            importers = sorted(
+                path.relative_to(ROOT).as_posix()
+                for package in PACKAGES
+                for path in (ROOT / package).rglob("*.py")
+                if name in _imports_of(path)
+            )
+            assert importers == [module], name
 
 
 ABSOLUTE = re.compile(r"""["'](/(?:work|home|opt|mnt|srv|usr/share|Users)/[^"']*)["']""")

@@ -29,8 +29,8 @@ def calls(record: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in record.read_text().splitlines()]
 
 
-def test_registry_names_the_three_providers() -> None:
-    assert list(REGISTRY) == ["claude-local", "anthropic", "offline"]
+def test_registry_names_the_four_providers() -> None:
+    assert list(REGISTRY) == ["claude-local", "anthropic", "openai", "offline"]
     assert list(REGISTRY) == list(get_args(ProviderName))  # what the config accepts
     assert isinstance(make_provider("offline", model="x"), OfflineProvider)
     assert isinstance(make_provider("claude-local", model="x"), ClaudeLocalProvider)

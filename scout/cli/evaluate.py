@@ -17,14 +17,16 @@ from scout.cli.runtime import (
     rows_option,
 )
 from scout.errors import UsageError
-from scout.providers import make_provider
+from scout.providers import configured_provider
 
 
 @click.command(name="eval")
 @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @provider_option("Who composes the answers (default: answer.provider).")
 @click.option(
-    "--model", default=None, help="Model for claude-local and anthropic (default: answer.model)."
+    "--model",
+    default=None,
+    help="Model for claude-local, anthropic and openai (default: answer.model).",
 )
 @passages_option("--passages", "Passages per question")
 @click.option(
@@ -88,7 +90,7 @@ def evaluate(
         report = run_eval(
             questions,
             store=runtime.store(),
-            provider=make_provider(name, model=chosen_model, timeout=settings.timeout),
+            provider=configured_provider(runtime.config, name, model=model),
             passages=passages or settings.passages,
             model=None if name == "offline" else chosen_model,
             progress=progress,

@@ -45,10 +45,10 @@ class Runtime:
 
     @cached_property
     def config(self) -> Config:
-        from scout.providers.base import withhold_from_children
+        from scout.environment import withhold_from_children
 
         config = load_config(self.config_path)
-        withhold_from_children(config.forge.token_env)
+        withhold_from_children(config.forge.token_env, config.answer.api_key_env)
         return config
 
     def store(self, *, create: bool = False, path: Path | None = None) -> Store:

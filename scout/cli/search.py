@@ -6,6 +6,7 @@ model would be given: the way to see why a question was answered, or declined, a
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ from scout.cli.runtime import (
     question_text,
     rows_option,
 )
+from scout.providers import configured_provider
 from scout.retrieve import MAX_SEARCH, MIN_PASSAGES
 from scout.store import PassageHit
 from scout.table import Column, Styled, Terminal, table
@@ -57,12 +59,7 @@ def search(
     config = runtime.config
     expand = None
     if config.retrieval.expand == "model":
-        from scout.providers import make_provider
-
-        settings = config.answer
-        expand = lambda: make_provider(  # noqa: E731 - a factory, called once
-            settings.provider, model=settings.model, timeout=settings.timeout
-        )
+        expand = functools.partial(configured_provider, config)  # a factory, called once
     found = searching(
         asked,
         store=runtime.store(),

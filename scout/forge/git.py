@@ -8,17 +8,17 @@ dependency to install, pin or trust.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 import threading
 from pathlib import Path
 from typing import IO
 
+from scout.environment import child_environment
 from scout.errors import CannotCheck, ForgeError
 from scout.forge.base import FileDiff
 
-_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 GIT_TIMEOUT = 60
 # The GitLab forge reads at most this much of one file (its raw endpoint); the local forge keeps
 # the same limit so both forges give the same verdict on the same estate.
@@ -37,7 +37,13 @@ class GitRepo:
         self._lock = threading.Lock()
         # Without a ceiling, git walks up from a damaged repository (objects folder gone) into
         # whatever repository encloses the estate and would answer from that one.
-        self._env = {**_ENV, "GIT_CEILING_DIRECTORIES": str(directory.parent)}
+        self._ceiling = {"GIT_CEILING_DIRECTORIES": str(directory.parent)}
+
+    @property
+    def _env(self) -> dict[str, str]:
+        # Read at each start, not at import: the secrets to withhold are known once the config
+        # is loaded, and git needs none of them.
+        return {**child_environment(), **_ENV, **self._ceiling}
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
         try:

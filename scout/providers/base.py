@@ -8,7 +8,6 @@ share it. The main rule: every failure, whatever its cause, leaves a provider as
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Generic, Literal, Protocol, TypeVar, cast
 
@@ -86,18 +85,3 @@ def run_metered(provider: Provider, task: Task[T]) -> Metered[T]:
     if metered is not None:
         return cast(Metered[T], metered(task))
     return Metered(provider.run(task), Usage(usd=None))
-
-
-# Names of environment variables holding secrets that no child process may inherit (the forge
-# token): registered once the config names them, honoured by every provider that starts a process.
-_WITHHELD: set[str] = set()
-
-
-def withhold_from_children(*names: str) -> None:
-    """Keep these environment variables out of every child process a provider starts."""
-    _WITHHELD.update(name for name in names if name)
-
-
-def child_environment() -> dict[str, str]:
-    """The environment for a child process: Scout's own, less every withheld secret."""
-    return {name: value for name, value in os.environ.items() if name not in _WITHHELD}

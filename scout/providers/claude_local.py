@@ -20,8 +20,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from scout.environment import child_environment
 from scout.errors import ProviderError
-from scout.providers.base import MAX_REPLY_BYTES, Metered, T, Task, Usage, child_environment
+from scout.providers.base import MAX_REPLY_BYTES, Metered, T, Task, Usage
 
 DEFAULT_TIMEOUT = 120.0
 BINARY = "claude"

@@ -44,6 +44,22 @@ def message(text: str, model: str = "claude-haiku-4-5") -> dict[str, Any]:
     }
 
 
+def send_json(
+    handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str]
+) -> None:
+    """Send one JSON reply (shared by the loopback API fakes)."""
+    try:
+        handler.send_response(status)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(body)))
+        for name, value in headers.items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        handler.wfile.write(body)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the client gave up (a timeout test): nothing to do
+
+
 class FakeMessagesAPI:
     def __init__(
         self,
@@ -94,20 +110,7 @@ class FakeMessagesAPI:
             text = json.dumps({"answer": 42})
         self._send(handler, 200, json.dumps(message(text)).encode(), {})
 
-    @staticmethod
-    def _send(
-        handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str]
-    ) -> None:
-        try:
-            handler.send_response(status)
-            handler.send_header("content-type", "application/json")
-            handler.send_header("content-length", str(len(body)))
-            for name, value in headers.items():
-                handler.send_header(name, value)
-            handler.end_headers()
-            handler.wfile.write(body)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (a timeout test): nothing to do
+    _send = staticmethod(send_json)
 
     def __enter__(self) -> FakeMessagesAPI:
         self._thread.start()
