@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from scout.compose.schema import AddressesOutput, AnswerOutput
 
 from scout.config import Endpoint
 from scout.errors import ProviderError
@@ -28,6 +27,7 @@ from scout.providers.openai import (
     strict_schema,
     unfence,
 )
+from scout.providers.schema import AddressesOutput, AnswerOutput
 from tests.fakes.openai_api import DEFAULT_ADDRESSES, DEFAULT_ANSWER, USAGE, FakeOpenAI
 from tests.growth import assert_linear
 
