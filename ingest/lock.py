@@ -6,20 +6,25 @@ SIGKILL never leaves a stale lock behind for the next run to second-guess.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from scout.errors import LockedError
+from scout.errors import LockedError, StoreError
+from scout.store.faults import full
 
 
 @contextmanager
 def sweep_lock(store_path: Path) -> Iterator[None]:
     target = Path(f"{store_path}.sweep.lock")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle = os.open(target, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle = os.open(target, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise _lock_fault(exc, store_path, target) from exc
     try:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -28,8 +33,18 @@ def sweep_lock(store_path: Path) -> Iterator[None]:
             raise LockedError(
                 f"another sweep is running on {store_path} (pid {holder}); try again when it ends"
             ) from None
-        os.ftruncate(handle, 0)
-        os.pwrite(handle, str(os.getpid()).encode(), 0)
+        try:
+            os.ftruncate(handle, 0)
+            os.pwrite(handle, str(os.getpid()).encode(), 0)
+        except OSError as exc:
+            raise _lock_fault(exc, store_path, target) from exc
         yield
     finally:
         os.close(handle)
+
+
+def _lock_fault(exc: OSError, store_path: Path, target: Path) -> StoreError:
+    """A lock file that cannot be written: a full disk says so, as a store write would."""
+    if exc.errno == errno.ENOSPC:
+        return full(store_path)
+    return StoreError(f"cannot take the sweep lock {target}: {exc.strerror}")

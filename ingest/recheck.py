@@ -157,3 +157,41 @@ def recheck_verdicts(
             "their verdicts are kept",
         )
     return Recheck(len(rows), changed)
+
+
+INDEX_RULES_SETTING = "index_rules"  # the corpus rules rule-withdrawn signposts were judged by
+
+
+def rejudge_rule_withdrawals(config: Config, forge: Forge, store: Store) -> int:
+    """Judge again the signposts the corpus rules withdrew, once the rules have changed since
+    (``scout index`` and the worker call this after indexing); how many were reinstated.
+
+    A rule that kept a target out and is taken back (an exclusion removed, a visibility added)
+    must bring its signposts back without waiting for the target's head to move. Each is
+    re-validated in full against the current head (corpus rules, then resolves), as ``scout
+    signposts recheck`` does; while the rules stay the same, nothing is re-read.
+    """
+    from scout.corpus.rules import CorpusRules
+    from scout.forge.cached import CachedForge
+    from scout.providers import make_provider
+
+    rules = CorpusRules(tuple(config.forge.groups), config.corpus)
+    if store.setting(INDEX_RULES_SETTING) == rules.fingerprint:
+        return 0
+    rows = [
+        row
+        for row in store.signposts(status="rejected", check="corpus_rules", withdrawn=True)
+        if row.target_project
+        and rules.group(row.target_project)
+        and (row.target_path is None or rules.path(row.target_path))
+    ]
+    reinstated = 0
+    if rows:
+        provider = make_provider(config.answer.provider, model=config.answer.model)
+        validator = Validator(CachedForge(forge), rules, provider, config.docs_site)
+        for row in rows:
+            change = recheck_one(store, validator, row)
+            if change is not None and change.after.status == Status.ACCEPTED:
+                reinstated += 1
+    store.set_setting(INDEX_RULES_SETTING, rules.fingerprint)
+    return reinstated

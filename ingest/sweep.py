@@ -37,7 +37,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ingest.recheck import recheck_one
+from ingest.recheck import INDEX_RULES_SETTING, recheck_one
 from scout.config import Config
 from scout.corpus.rules import CorpusRules
 from scout.errors import ForgeError, NotFound
@@ -453,3 +453,5 @@ class Sweep:
         if before != self.rules.fingerprint and not self.summary.failed:
             # a project that could not be read is re-checked against the new rules next time
             self.store.set_setting(RULES_SETTING, self.rules.fingerprint)
+            # what these rules withdrew, the next index judges again once the rules change back
+            self.store.set_setting(INDEX_RULES_SETTING, "")

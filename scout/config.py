@@ -52,7 +52,13 @@ class _Section(BaseModel):
 
 class ForgeConfig(_Section):
     kind: Literal["gitlab", "local"]
-    url: str = Field(description="the GitLab web URL that permalinks and signposts are built on")
+    url: str = Field(description="the GitLab URL Scout calls the API on")
+    # The public name issues and docs link to, when it is not the API's address (an internal
+    # address behind a proxy); references on it are the instance's own.
+    web_url: str | None = None
+    # More names of the same instance (an old host name, a second proxy): references on them
+    # are read as on web_url; a GitLab-shaped URL on any other host is counted other_host.
+    aliases: list[str] = []
     token_env: str = "GITLAB_TOKEN"
     path: Path | None = None
     groups: list[str] = Field(min_length=1)
@@ -60,12 +66,33 @@ class ForgeConfig(_Section):
     # requests; auto falls back to REST where the instance does not answer GraphQL.
     api: Literal["auto", "graphql", "rest"] = "auto"
 
-    @field_validator("url")
+    @field_validator("url", "web_url")
     @classmethod
-    def _http_url(cls, value: str) -> str:
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         if not value.startswith(("http://", "https://")):
             raise ValueError("expected an http(s) URL such as https://gitlab.example.com")
         return value.rstrip("/")
+
+    @field_validator("aliases")
+    @classmethod
+    def _alias_urls(cls, value: list[str]) -> list[str]:
+        bad = [item for item in value if not item.startswith(("http://", "https://"))]
+        if bad:
+            raise ValueError(f"expected http(s) URLs such as https://git.example.com: {bad}")
+        return [item.rstrip("/") for item in value]
+
+    @property
+    def public_url(self) -> str:
+        """The URL issues, docs and people use for this GitLab (``web_url``, else ``url``)."""
+        return self.web_url or self.url
+
+    @property
+    def other_names(self) -> tuple[str, ...]:
+        """Every other URL that means this instance: the API's, when it differs, and aliases."""
+        names = [self.url] if self.web_url and self.web_url != self.url else []
+        return tuple(dict.fromkeys([*names, *self.aliases]))
 
     @field_validator("groups")
     @classmethod
@@ -193,6 +220,63 @@ class IngestConfig(_Section):
 
 class StoreConfig(_Section):
     path: Path = Path("scout.db")
+    # seconds a command waits for another process's write lock before exit 7 naming it
+    busy_timeout: float = Field(default=10.0, gt=0, le=3600)
+
+
+RATE_UNITS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
+
+
+def parse_rate(value: str) -> tuple[int, float]:
+    """``"30/minute"`` as (30 requests, 60.0 seconds); ValueError naming the form otherwise."""
+    count, _, unit = value.strip().partition("/")
+    if not count.strip().isdigit() or unit.strip() not in RATE_UNITS or int(count) < 1:
+        raise ValueError("expected a rate such as '30/minute' (per second, minute or hour)")
+    return int(count), RATE_UNITS[unit.strip()]
+
+
+class ServeConfig(_Section):
+    """``scout serve`` and ``scout mcp``: every limit a public channel needs, safe by default."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=1, le=65535)
+    # names of variables holding comma-separated keys (unset: no key needed / maintainer routes off)
+    api_keys_env: str | None = None
+    maintainer_keys_env: str | None = None
+    rate_limit: str = "30/minute"
+    max_concurrent_answers: int = Field(default=4, ge=1, le=64)
+    # how long a question may wait for an answer slot before a 503
+    queue_timeout: float = Field(default=30.0, gt=0, le=600)
+    max_question_chars: int = Field(default=2000, ge=1, le=4000)
+    max_body_bytes: int = Field(default=65_536, ge=1_024, le=4_194_304)
+    # seconds one answer may take end to end before a 504 (the provider is stopped at it too)
+    answer_timeout: float = Field(default=60.0, gt=0, le=3600)
+    cors_origins: list[str] = []
+
+    @field_validator("rate_limit")
+    @classmethod
+    def _valid_rate(cls, value: str) -> str:
+        parse_rate(value)
+        return value
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, value: list[str]) -> list[str]:
+        bad = [o for o in value if o == "*" or not o.startswith(("http://", "https://"))]
+        if bad:
+            raise ValueError(f"expected origins such as 'https://chat.example.com', no '*': {bad}")
+        return [o.rstrip("/") for o in value]
+
+    def rate(self) -> tuple[int, float]:
+        return parse_rate(self.rate_limit)
+
+    def keys(self, which: str) -> frozenset[str] | None:
+        """The keys in the variable ``which`` names (``api_keys_env`` or ``maintainer_keys_env``);
+        None when the key is not configured or its variable is unset or empty."""
+        name = getattr(self, which)
+        raw = os.environ.get(name, "") if name else ""
+        keys = frozenset(k.strip() for k in raw.split(",") if k.strip())
+        return keys or None
 
 
 class Config(_Section):
@@ -203,6 +287,7 @@ class Config(_Section):
     retrieval: RetrievalConfig = RetrievalConfig()
     ingest: IngestConfig = IngestConfig()
     store: StoreConfig = StoreConfig()
+    serve: ServeConfig = ServeConfig()
     source: Path = Path(DEFAULT_FILE)
 
     def token(self) -> str | None:

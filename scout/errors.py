@@ -4,12 +4,17 @@
     ├── UsageError             exit 2   the command line or the question is not acceptable
     ├── ConfigError            exit 3   the config file is missing, unreadable or invalid
     ├── StoreError             exit 4   the database is missing, unreadable or inconsistent
+    │   ├── StoreFull                   no space left on the store's device
+    │   ├── StoreDamaged                the file is damaged ("database disk image is malformed")
     │   └── LockedError        exit 7   another sweep or worker holds the store's lock
+    │       └── StoreBusy               another process held the write lock past the busy timeout
     ├── ForgeError             exit 5   GitLab or the estate directory failed (has .reason)
     │   ├── NotFound                        a 404: the thing asked for does not exist
     │   ├── CannotCheck                     a check cannot complete, and retrying will not help
+    │   ├── GroupNotFound      exit 3   a configured group does not exist or the token cannot see it
     │   └── RateLimitBudget                 GitLab kept throttling past the run's waiting budget
-    └── ProviderError          exit 6   the answering model failed (never a decline)
+    ├── ProviderError          exit 6   the answering model failed (never a decline)
+    └── Refused                (HTTP)   ``scout serve`` turned a request away (status, code)
 
 Third-party exceptions are translated where they enter (the GitLab forge, each provider) and
 chained with ``from exc``; nothing above those modules sees gitlab, requests or anthropic errors.
@@ -49,6 +54,20 @@ class LockedError(StoreError):
     """Raised when another sweep (or worker) already holds this store's lock."""
 
     exit_code = 7
+
+
+class StoreFull(StoreError):
+    """Raised when a write to the store finds no space left on its device (SQLITE_FULL, ENOSPC);
+    the write is rolled back whole."""
+
+
+class StoreDamaged(StoreError):
+    """Raised when SQLite finds the store's file damaged (SQLITE_CORRUPT, SQLITE_NOTADB), at open
+    or at any later read or write."""
+
+
+class StoreBusy(LockedError):
+    """Raised when another process held the store's write lock for longer than the busy timeout."""
 
 
 # What a forge failure is, as the message and callers that retry or stop name it; mypy holds every
@@ -91,6 +110,24 @@ class CannotCheck(ForgeError):
         self.detail = message
 
 
+class GroupNotFound(ForgeError):
+    """Raised when a group in ``forge.groups`` does not exist or the token cannot see it (GitLab
+    answers 404 for both). A config mistake, exit 3: it must never read as an empty group, whose
+    projects and signposts would all be removed."""
+
+    exit_code = 3
+
+    def __init__(self, group: str, where: str) -> None:
+        self.reason = "not found"
+        self.group = group
+        Exception.__init__(
+            self,
+            f"forge.groups: group {group!r} does not exist on {where} or the token cannot see "
+            "it; nothing was removed: check the group's full path (as in its URL) and the "
+            "token's access",
+        )
+
+
 class RateLimitBudget(ForgeError):
     """Raised when honouring GitLab's rate limits would exceed the run's total waiting budget."""
 
@@ -104,13 +141,30 @@ class ProviderError(ScoutError):
     exit_code = 6
 
 
+class Refused(ScoutError):
+    """Raised when ``scout serve`` or ``scout mcp`` turns a request away before answering it:
+    no key, a rate limit, all answer slots busy, a body or question too large, an answer too slow.
+    Carries the HTTP status, a stable ``code`` and, where waiting helps, ``retry_after`` seconds.
+    """
+
+    exit_code = 2
+
+    def __init__(
+        self, status: int, code: str, message: str, *, retry_after: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.retry_after = retry_after
+
+
 EXIT_CODES = {
     0: "answered, declined, or the command completed",
     1: "unexpected internal error (a bug: please report it with SCOUT_DEBUG=1 output)",
     2: "usage error: bad option, argument or question",
     3: "configuration error",
-    4: "store error: database missing, unreadable or from a newer Scout",
+    4: "store error: database missing, damaged, from a newer Scout, or its disk is full",
     5: "forge error: GitLab or the estate unreachable, unauthorized, rate limited or failing",
     6: "provider error: the model failed, timed out or replied with invalid output",
-    7: "locked: another sweep or worker is running on this store",
+    7: "locked: another sweep or worker is running on this store, or holds its write lock",
 }

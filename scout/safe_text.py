@@ -49,10 +49,19 @@ def _escape(char: str) -> str:
 
 
 class SafeFormatter(logging.Formatter):
-    """A log formatter for terminals: records carry paths and references from repositories."""
+    """A log formatter for terminals: records carry paths and references from repositories.
+    ``%(asctime)s`` is Scout's one time format (UTC, ``2026-02-01T10:00:00Z``), never local time
+    without a zone."""
 
     def format(self, record: logging.LogRecord) -> str:
         return printable_block(super().format(record))
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+        from datetime import UTC, datetime
+
+        from scout.timefmt import stamp
+
+        return stamp(datetime.fromtimestamp(record.created, UTC))
 
 
 def configure_logging(level: int = logging.WARNING, fmt: str = "%(message)s") -> logging.Handler:

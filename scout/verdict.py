@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from scout import timefmt
 from scout.records import PassageRecord
@@ -95,3 +96,14 @@ class Verdict:
 def checks_from_json(text: str) -> tuple[CheckOutcome, ...]:
     """The store's ``checks`` column back as outcomes."""
     return tuple(CheckOutcome.from_json(item) for item in json.loads(text))
+
+
+def status_filters(status: str, check: str | None) -> dict[str, Any]:
+    """The store's signpost filters for an audit state (``rejected``, ``accepted``,
+    ``withdrawn`` or ``all``): one definition of each state, so withdrawn is never also
+    rejected (``scout signposts`` and the server's ``/api/v1/signposts`` both list by it)."""
+    if status == Status.WITHDRAWN.value:
+        return {"status": "rejected", "withdrawn": True, "check": check}
+    if status == Status.REJECTED.value:
+        return {"status": "rejected", "withdrawn": False, "check": check}
+    return {"status": None if status == "all" else status, "check": check}

@@ -30,7 +30,7 @@ from signposts.extract_text import (
     merge_request,
     relative_link,
 )
-from signposts.extract_urls import Sites, reference_from_url, sites_for
+from signposts.extract_urls import Sites, other_host, reference_from_url, sites_for
 from signposts.references import MAX_REFERENCE_CHARS, ExtractContext, Extraction, Reference
 
 _ANY_PROJECT = "group/project"  # stands in for an unknown issue project when counting
@@ -63,22 +63,26 @@ def extract_issue(
             continue
         text, budget = _within_budget(text, budget, result)
         try:
-            found, no_project = _extract_text(text, ctx, sites, time.monotonic() + ctx.timeout)
+            found, no_project, elsewhere = _extract_text(
+                text, ctx, sites, time.monotonic() + ctx.timeout
+            )
         except TimeoutError:
             result.skipped["timeout"] += 1
             continue
         if no_project:
             result.skipped["no_project"] += no_project
+        for url in elsewhere:
+            result.drop(url, "other_host")
         for ref in found:
             if ref.reference in seen:
                 continue
             seen.add(ref.reference)
             if len(ref.reference) > MAX_REFERENCE_CHARS:  # prose dressed as a path
-                result.skipped["reference_too_long"] += 1
+                result.drop(ref.reference, "reference_too_long")
             elif len(result.references) < ctx.max_references:
                 result.references.append(ref)
             else:
-                result.skipped["references_over_limit"] += 1
+                result.drop(ref.reference, "references_over_limit")
     return result
 
 
@@ -100,10 +104,12 @@ def _within_budget(text: str, budget: int, result: Extraction) -> tuple[str, int
 
 def _extract_text(
     text: str, ctx: ExtractContext, sites: Sites, deadline: float
-) -> tuple[list[Reference], int]:
-    """References in one text in order of position, and how many short forms were dropped for
-    want of the issue's project; raises TimeoutError past ``deadline``."""
+) -> tuple[list[Reference], int, list[str]]:
+    """References in one text in order of position, how many short forms were dropped for
+    want of the issue's project, and the GitLab-shaped URLs on other hosts; raises TimeoutError
+    past ``deadline``."""
     found: list[tuple[int, Reference]] = []
+    elsewhere: list[str] = []
     no_project = 0
     links, rest = scan_links(text, deadline)
     targets: set[tuple[str, str]] = set()  # a repeated link is the same reference, met earlier
@@ -121,6 +127,8 @@ def _extract_text(
                 no_project += ref is None and _needs_project(relative_link, link.target, ctx)
         else:
             ref = reference_from_url(link.target, ctx, sites)
+            if ref is None and other_host(link.target, sites):
+                elsewhere.append(link.target)
         if ref is not None:
             found.append((link.start, ref))
     for pattern, make in _SHORT_FORMS:
@@ -135,7 +143,7 @@ def _extract_text(
             else:
                 no_project += _needs_project(make, match, ctx)
     found.sort(key=lambda pair: pair[0])
-    return [ref for _, ref in found], no_project
+    return [ref for _, ref in found], no_project, elsewhere
 
 
 def _needs_project(make: Callable[..., Reference | None], arg: object, ctx: ExtractContext) -> bool:

@@ -2,7 +2,12 @@
 commit, merge request or docs page.
 
 Main rule: a URL yields a reference only when its scheme, host and port are exactly those of the
-configured GitLab URL or of a docs site (and its path is below that site's root). Anything else
+configured GitLab URL (``forge.web_url``, else ``forge.url``), one of its other names (the API's
+``forge.url`` behind a public ``web_url``, ``forge.aliases``: read as on the main one, so a
+reference is the same whichever name it was written with) or a docs site (and its path is below
+that site's root). A URL shaped like a GitLab reference (``/-/blob/``, ``/-/raw/``, ``/-/tree/``,
+``/-/commit/``, ``/-/merge_requests/``) on any other host is reported (``other_host``): it is
+dropped all the same, but an operator who forgot an alias can see it. Anything else
 (other hosts, look-alike hosts, user info, other ports, other schemes, issue and wiki routes,
 paths that climb out of their root, control or format characters) yields nothing. Where a URL
 ends in text is ``extract_scan``'s business.
@@ -73,6 +78,16 @@ class Sites:
 
     gitlab: Origin | None
     docs: tuple[tuple[Origin, DocsSite], ...]
+    aliases: tuple[Origin, ...] = ()
+
+    def known(self, parts: SplitUrl) -> bool:
+        """Whether a URL is on a configured host at all (GitLab under any name, a docs site)."""
+        origins = [self.gitlab, *self.aliases, *(o for o, _ in self.docs)]
+        return any(
+            (parts.scheme, parts.host, parts.port) == (o.scheme, o.host, o.port)
+            for o in origins
+            if o is not None
+        )
 
 
 @dataclass(frozen=True)
@@ -129,7 +144,8 @@ def sites_for(ctx: ExtractContext) -> Sites:
     """Parse the configured URLs once per issue; a site whose URL does not parse matches nothing."""
     docs = [(o, s) for s in ctx.docs_sites if (o := parse_origin(s.url)) is not None]
     docs.sort(key=lambda pair: -len(pair[0].prefix))
-    return Sites(parse_origin(ctx.gitlab_url), tuple(docs))
+    aliases = tuple(o for url in ctx.aliases if (o := parse_origin(url)) is not None)
+    return Sites(parse_origin(ctx.gitlab_url), tuple(docs), aliases)
 
 
 def _under(parts: SplitUrl, origin: Origin) -> list[str] | None:
@@ -153,10 +169,28 @@ def reference_from_url(url: str, ctx: ExtractContext, sites: Sites) -> Reference
         if below is not None:
             return _docs_page(parts, below, origin, site)
     if sites.gitlab is not None:
-        below = _under(parts, sites.gitlab)
-        if below is not None:
-            return _gitlab(parts, below, sites.gitlab)
+        for origin in (sites.gitlab, *sites.aliases):
+            below = _under(parts, origin)
+            if below is not None:
+                # written on the main name: the same file is one reference whatever host it had
+                return _gitlab(parts, below, sites.gitlab)
     return None
+
+
+_GITLAB_SHAPED = frozenset(("blob", "raw", "tree", "commit", "merge_requests"))
+
+
+def other_host(url: str, sites: Sites) -> bool:
+    """Whether ``url`` looks like a GitLab reference (``/-/blob/`` and the like) on a host that is
+    none of this GitLab's names and no docs site: dropped, and counted as ``other_host``."""
+    parts = split_url(url)
+    if parts is None or sites.known(parts):
+        return False
+    segments = parts.segments
+    return any(
+        segments[i] == "-" and segments[i + 1] in _GITLAB_SHAPED
+        for i in range(1, len(segments) - 1)
+    )
 
 
 def _docs_page(

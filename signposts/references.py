@@ -44,13 +44,17 @@ class ExtractContext:
     max_bytes: int = 1 << 20  # UTF-8 bytes read per issue (all texts together); rest counted
     max_references: int = 50  # distinct references per issue; rest counted as skipped
     timeout: float = 2.0  # regex timeout budget per text, seconds
+    # other names of the same GitLab (forge.url behind forge.web_url, forge.aliases): references
+    # on them are read, and written, as on gitlab_url
+    aliases: tuple[str, ...] = ()
 
 
 def extract_context(config: Config, project: str | None) -> ExtractContext:
     """The context for extracting from an issue of `project` under `config` (the sweep and the CLI's
     `signposts` commands build it the same way)."""
     return ExtractContext(
-        gitlab_url=config.forge.url,
+        gitlab_url=config.forge.public_url,
+        aliases=config.forge.other_names,
         docs_sites=tuple(DocsSite(s.url, s.project, s.root) for s in config.docs_site),
         project=project,
     )
@@ -102,6 +106,8 @@ class Reference:
 # A reference longer than this is not a reference: real paths, URLs and shas are far shorter,
 # and a longer "path" is a sentence an issue author wants kept and shown in the audit.
 MAX_REFERENCE_CHARS = 512
+MAX_DROPPED = 200  # dropped references kept per issue for --dropped (all are counted)
+MAX_DROPPED_CHARS = MAX_REFERENCE_CHARS  # of each dropped one's text, for --dropped
 
 
 @dataclass
@@ -111,11 +117,22 @@ class Extraction:
     ``skipped`` keys: ``bytes_over_limit`` (UTF-8 bytes not read), ``references_over_limit``
     (distinct references past ``max_references``), ``timeout`` (texts abandoned on the regex
     timeout), ``no_project`` (short forms seen while the issue's project is unknown),
-    ``reference_too_long`` (distinct references over MAX_REFERENCE_CHARS, dropped).
+    ``reference_too_long`` (distinct references over MAX_REFERENCE_CHARS, dropped),
+    ``other_host`` (GitLab-shaped URLs on a host that is not this GitLab). ``dropped`` names the
+    references left out with their reason (``other_host``, ``reference_too_long``,
+    ``references_over_limit``), at most
+    ``MAX_DROPPED`` of them, for ``scout signposts extract --dropped``.
     """
 
     references: list[Reference] = field(default_factory=list)
     skipped: collections.Counter[str] = field(default_factory=collections.Counter)
+    dropped: list[tuple[str, str]] = field(default_factory=list)
+
+    def drop(self, reference: str, reason: str) -> None:
+        """Count a reference left out, and keep it (bounded) to say what was dropped and why."""
+        self.skipped[reason] += 1
+        if len(self.dropped) < MAX_DROPPED:
+            self.dropped.append((reference[:MAX_DROPPED_CHARS], reason))
 
 
 def file_ref(project: str, path: str, lines: tuple[int, int] | None) -> Reference:

@@ -239,7 +239,9 @@ def test_private_projects_visible_to_the_token_stay_excluded(served: Served) -> 
     assert "acme/secrets" not in {r[0] for r in passages(config.parent / "scout.db")}
     # a public project turned private loses its passages on the next run
     served.server.set_visibility("acme/handbook", "private")
-    assert run_scout(config, "index").code == 0
+    done = run_scout(config, "index")
+    # the docs site now names a project the rules keep out: exit 3, once its passages are gone
+    assert done.code == 3 and "[[docs_site]] " in done.stderr, done.stderr
     assert "acme/handbook" not in {r[0] for r in passages(config.parent / "scout.db")}
 
 

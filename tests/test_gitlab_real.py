@@ -219,6 +219,33 @@ def test_a_headerless_429_waits_for_the_window_boundary(server: GitLabServer) ->
     assert gl._http.limiter.waited > 0
 
 
+def test_headerless_429s_in_a_row_wait_one_then_two_seconds_not_a_minute_each(
+    server: GitLabServer,
+) -> None:
+    # GitLab.com's Projects API, twice in a row: 1 s, then 2 s (before: to the minute boundary,
+    # twice). Close to a boundary the waits are shorter still, never longer.
+    server.inject("bare429", times=2, match="/projects/acme%2Fattic")
+    gl = forge(server)
+    assert gl.project("acme/attic").path == "acme/attic"
+    statuses = [r.status for r in server.requests("/projects/acme%2Fattic")]
+    assert statuses == [429, 429, 200]
+    assert 0 < gl._http.limiter.waited <= 3.0 + 0.05
+
+
+def test_headerless_429s_through_graphql_back_off_the_same_way(server: GitLabServer) -> None:
+    from scout.forge.gitlab_graphql import GitLabGraphQLForge
+
+    server.inject("bare429", times=2, match="/api/graphql")
+    gl = GitLabGraphQLForge(server.url, TOKEN, ["acme"], api="graphql", backoff=0.01)
+    try:
+        issues = list(gl.issues_updated_after("acme", None))
+        assert issues
+        assert [r.status for r in server.requests("/api/graphql")][:3] == [429, 429, 200]
+        assert 0 < gl._http.limiter.waited <= 3.0 + 0.05
+    finally:
+        gl.close()
+
+
 def test_retry_after_and_reset_windows_longer_than_the_budget_stop_the_run_at_once(
     server: GitLabServer,
 ) -> None:
@@ -452,16 +479,16 @@ NOW = 1_800_000_005.0  # five seconds into a minute (2027)
         ({"Retry-After": email.utils.formatdate(NOW + 115, usegmt=True)}, 115.0),
         ({"RateLimit-Reset": str(int(NOW) + 3600)}, 3600.0),
         ({"RateLimit-Reset": "20"}, 20.0),
-        ({"Retry-After": "soon", "RateLimit-Reset": "junk"}, 55.0),
-        ({}, 55.0),
+        ({"Retry-After": "soon", "RateLimit-Reset": "junk"}, 1.0),
+        ({}, 1.0),
     ],
     ids=[
         "retry-after-seconds",
         "retry-after-http-date",
         "reset-unix-time-an-hour-away",
         "reset-as-seconds-from-now",
-        "unreadable-headers-wait-for-the-boundary",
-        "bare-429-waits-for-the-boundary",
+        "unreadable-headers-wait-a-second-first",
+        "bare-429-waits-a-second-first",
     ],
 )
 def test_a_429_pauses_as_long_as_gitlab_says(headers: dict[str, str], pause: float) -> None:
@@ -475,6 +502,20 @@ def test_a_429_pauses_as_long_as_gitlab_says(headers: dict[str, str], pause: flo
     limiter.before_request()
     assert now[0] == pytest.approx(NOW + pause)
     assert limiter.waited == pytest.approx(pause)
+
+
+def test_headerless_429s_in_a_row_double_from_one_second_up_to_the_minute_boundary() -> None:
+    now = [NOW]
+    limiter = RateLimiter(budget=1e6, clock=lambda: now[0], sleep=lambda s: None)
+    pauses = []
+    for _ in range(7):
+        pauses.append(limiter.throttled({}))
+        now[0] += pauses[-1]
+    # five seconds into the minute: 1, 2, 4, 8, 16 (at 36 s), then only the 24 s left, then 1
+    # more doubling from the new minute's start would be 64: capped at its boundary again
+    assert pauses == pytest.approx([1.0, 2.0, 4.0, 8.0, 16.0, 24.0, 60.0])
+    limiter.observe({})  # an answer that is not a 429 starts the doubling again
+    assert limiter.throttled({}) == pytest.approx(1.0)
 
 
 def test_pauses_overlapping_across_threads_are_charged_once() -> None:

@@ -31,7 +31,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         # finding passages, asking a model, composing the prompt and checking its citations
         "scout.rank scout.retrieve scout.providers scout.compose scout.expansion",
         # what Scout does with them: answers, the evaluation, the gaps and the report on them
-        "scout.answer scout.evaluation scout.gaps scout.report",
+        "scout.answer scout.hits scout.evaluation scout.gaps scout.report",
         # signpost extraction and validation, then the sweep that runs it (ingest -> signposts)
         "signposts",
         "ingest",

@@ -48,15 +48,35 @@ def test_every_third_party_import_is_a_declared_dependency() -> None:
     declared = {_requirement_name(spec) for spec in project["dependencies"]}
     for extra in OPTIONAL:
         declared |= {_requirement_name(s) for s in project["optional-dependencies"][extra]}
+    # the serve extra's libraries, for scout/serve/ alone (scout ask never needs them)
+    serving = {_requirement_name(spec) for spec in project["optional-dependencies"]["serve"]}
     distributions = packages_distributions()
     undeclared = {}
     for module, where in _imported_modules().items():
         if module in sys.stdlib_module_names or module in PACKAGES or module == "__future__":
             continue
         names = {_requirement_name(d) for d in distributions.get(module, [module])}
-        if not names & declared:
+        allowed = declared | serving if where.startswith("scout/serve/") else declared
+        if not names & allowed:
             undeclared[module] = where
     assert undeclared == {}, "imported but not in [project] dependencies"
+
+
+def test_only_scout_serve_imports_the_serve_extra() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    serving = {_requirement_name(spec) for spec in project["optional-dependencies"]["serve"]}
+    distributions = packages_distributions()
+    outside = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            where = path.relative_to(ROOT).as_posix()
+            if where.startswith("scout/serve/") or "demo/estate/" in where:
+                continue
+            for module in _imports_of(path):
+                names = {_requirement_name(d) for d in distributions.get(module, [module])}
+                if names & serving and not names & {"httpx"}:
+                    outside[where] = module
+    assert outside == {}
 
 
 def test_an_optional_dependency_is_imported_by_its_module_alone() -> None:

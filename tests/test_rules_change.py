@@ -94,3 +94,28 @@ def test_a_sweep_after_a_rule_change_rechecks_accepted_signposts(
     assert "src/rounding.py" not in cited(
         scout("ask", "How are FX rates rounded?", "--json", config=config)
     )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("withdrawn_by", ["index", "sweep"])
+def test_signposts_the_rules_withdrew_come_back_at_the_next_index_when_the_rules_do(
+    estate: Path, write_config: Callable[..., Path], scout: Callable[..., Result], withdrawn_by: str
+) -> None:
+    config = write_config(estate)
+    assert scout("index", config=config).code == 0
+    assert scout("sweep", "--json", config=config).json()["accepted"] == 1
+    config = write_config(estate, corpus={"exclude_paths": ["src/*"]})
+    assert scout(withdrawn_by, config=config).code == 0
+    assert scout("signposts", "--status", "accepted", "--json", config=config).json() == []
+    # the rules change back; no head moved
+    config = write_config(estate)
+    done = scout("index", "--json", config=config)
+    assert done.code == 0, done.stderr
+    assert done.json()["signposts_reinstated"] == 1
+    (row,) = scout("signposts", "--status", "accepted", "--json", config=config).json()
+    assert row["target"]["path"] == "src/rounding.py"
+    assert cited(scout("ask", "How are FX rates rounded?", "--json", config=config)) == [
+        "src/rounding.py"
+    ]
+    # the same rules again: nothing is judged again
+    assert scout("index", "--json", config=config).json()["signposts_reinstated"] == 0

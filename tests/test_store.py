@@ -92,7 +92,7 @@ def test_a_newer_store_is_refused(tmp_path: Path) -> None:
 
 def test_a_file_that_is_not_a_database_is_a_store_error(tmp_path: Path) -> None:
     (tmp_path / "s.db").write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StoreError, match="cannot open store"):
+    with pytest.raises(StoreError, match="is damaged or not a Scout store"):
         Store.open(tmp_path / "s.db")
 
 

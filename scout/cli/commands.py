@@ -22,7 +22,10 @@ COMMANDS = {
     "gaps": ("scout.cli.gaps", "gaps"),
     "report": ("scout.cli.report", "report"),
     "eval": ("scout.cli.evaluate", "evaluate"),
+    "serve": ("scout.cli.serve", "serve"),
+    "mcp": ("scout.cli.serve", "mcp"),
     "demo": ("scout.cli.demo", "demo"),
+    "backup": ("scout.cli.backup", "backup"),
 }
 
 

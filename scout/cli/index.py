@@ -1,6 +1,10 @@
-"""``scout index``."""
+"""``scout index`` (and ``--rebuild``: a fresh store in place of a damaged one)."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
 
 import click
 
@@ -8,10 +12,17 @@ from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
 
 
 @click.command()
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Index into a fresh store and put it in place of the old one, which is kept aside as "
+    "PATH.before-rebuild-TIME (for a damaged store; run `scout sweep` after it).",
+)
 @json_option
 @pass_runtime
-def index(runtime: Runtime, as_json: bool) -> None:
+def index(runtime: Runtime, rebuild: bool, as_json: bool) -> None:
     """Index every qualifying project whose default-branch head moved since last time."""
+    from ingest.recheck import rejudge_rule_withdrawals
     from scout.corpus.index import index_estate
     from scout.corpus.rules import CorpusRules
 
@@ -21,11 +32,52 @@ def index(runtime: Runtime, as_json: bool) -> None:
     )
     config = runtime.config
     forge = runtime.forge()
-    store = runtime.store(create=True)
+    path = config.store.path
+    fresh = path.with_name(f".{path.name}.rebuild-{os.getpid()}") if rebuild else path
+    if rebuild:
+        runtime.on_interrupt = f"the store at {path} is as it was: the rebuild was discarded"
+    store = runtime.store(create=True, path=fresh)
     rules = CorpusRules(tuple(config.forge.groups), config.corpus)
-    with runtime.progress() as progress:
-        summary = index_estate(forge, store, rules, progress=progress)
-    fault = summary.fault()
-    if fault is not None:
-        raise fault
-    emit(summary, as_json, lambda result: result.describe())
+    try:
+        with runtime.progress() as progress:
+            summary = index_estate(
+                forge, store, rules, progress=progress, docs_sites=config.docs_site
+            )
+        fault = summary.fault()
+        if fault is not None:
+            raise fault
+        summary.signposts_reinstated = rejudge_rule_withdrawals(config, forge, store)
+    except BaseException:
+        if rebuild:
+            runtime.close()
+            _discard(fresh)
+        raise
+    result: dict[str, Any] | Any = summary
+    if rebuild:
+        result = {**summary.to_json(), "previous": _swap(runtime, fresh, path)}
+    emit(result, as_json, lambda _: _describe(summary, result))
+
+
+def _swap(runtime: Runtime, fresh: Path, path: Path) -> str | None:
+    from scout import timefmt
+    from scout.store.backup import replace_store
+
+    runtime.close()  # the fresh store is closed (its WAL folded in) before it is renamed
+    stamp = timefmt.now().replace(":", "")
+    previous = replace_store(fresh, path, path.with_name(f"{path.name}.before-rebuild-{stamp}"))
+    return None if previous is None else str(previous)
+
+
+def _discard(fresh: Path) -> None:
+    from scout.store.backup import discard
+
+    discard(fresh)
+
+
+def _describe(summary: Any, result: Any) -> str:
+    text = str(summary.describe())
+    if isinstance(result, dict):
+        previous = result["previous"]
+        text += f"\nrebuilt the store; the previous one is kept at {previous}" if previous else ""
+        text += "\nnow run `scout sweep` to read every issue again"
+    return text

@@ -16,8 +16,15 @@ from scout.cli.runtime import CONFIG_HELP, QUIET_HELP, Runtime
 from scout.errors import ScoutError, UsageError
 from scout.safe_text import configure_logging, reset_logging
 
-# The shell's convention for a command ended by SIGINT (128 + 2); exit 1 is reserved for bugs.
+# The shell's convention for a command ended by a signal (128 + its number): SIGINT 130,
+# SIGTERM 143; exit 1 is reserved for bugs.
 INTERRUPTED = 130
+TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised by the SIGTERM handler: unwinds like Ctrl-C (so every path that keeps whole work
+    on an interrupt keeps it on a SIGTERM too), then exits 143 instead of 130."""
 
 
 def kill_children() -> None:
@@ -27,11 +34,11 @@ def kill_children() -> None:
         claude_local.kill_children()
 
 
-def _interrupt(_signum: int, _frame: object) -> None:
+def _interrupt(signum: int, _frame: object) -> None:
     # Kill children before unwinding: a sweep's pool waits for its running judgements on the way
     # out, and they would otherwise run to their timeout.
     kill_children()
-    raise KeyboardInterrupt
+    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
 
 class ScoutGroup(click.Group):
@@ -65,16 +72,18 @@ class ScoutGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         # signal handlers can only be set from the main thread (an embedding caller may not be)
         main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGINT, _interrupt) if main else None
+        signals = (signal.SIGINT, signal.SIGTERM)
+        previous = {s: signal.signal(s, _interrupt) for s in signals} if main else {}
         configure_logging()  # before any command runs: its logs and warnings are escaped too
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             kill_children()
             runtime = ctx.find_object(Runtime)
             kept = runtime.on_interrupt if runtime is not None else ""
-            log(f"scout: interrupted{'; ' + kept if kept else ''}")
-            ctx.exit(INTERRUPTED)
+            what = "terminated" if isinstance(exc, Terminated) else "interrupted"
+            log(f"scout: {what}{'; ' + kept if kept else ''}")
+            ctx.exit(TERMINATED if isinstance(exc, Terminated) else INTERRUPTED)
         except ScoutError as exc:
             log(f"scout: {exc}")
             ctx.exit(exc.exit_code)
@@ -89,8 +98,8 @@ class ScoutGroup(click.Group):
             ctx.exit(1)
         finally:
             reset_logging()
-            if main:
-                signal.signal(signal.SIGINT, previous)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
             runtime = ctx.find_object(Runtime)
             if runtime is not None:
                 runtime.close()

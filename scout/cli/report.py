@@ -28,7 +28,7 @@ def report(runtime: Runtime, target: str, as_json: bool) -> None:
 
     store = runtime.store()
     rows = store.signposts()
-    url = runtime.config.forge.url
+    url = runtime.config.forge.public_url
     page = render_html(
         collect(
             store,

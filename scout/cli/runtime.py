@@ -52,7 +52,8 @@ class Runtime:
         return config
 
     def store(self, *, create: bool = False, path: Path | None = None) -> Store:
-        store = Store.open(path or self.config.store.path, create=create)
+        settings = self.config.store
+        store = Store.open(path or settings.path, create=create, busy_timeout=settings.busy_timeout)
         self._stores.append(store)
         return store
 

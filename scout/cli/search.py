@@ -7,7 +7,6 @@ model would be given: the way to see why a question was answered, or declined, a
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -22,9 +21,9 @@ from scout.cli.runtime import (
     question_text,
     rows_option,
 )
+from scout.hits import hits_json
 from scout.providers import configured_provider
 from scout.retrieve import MAX_SEARCH, MIN_PASSAGES
-from scout.store import PassageHit
 from scout.table import Column, Styled, Terminal, table
 
 
@@ -67,26 +66,7 @@ def search(
         projects=projects or None,
         expand=expand,
     )
-    rows = [hit_json(rank, hit, found.expanded) for rank, hit in enumerate(found.hits, 1)]
-    emit_rows(rows, as_json, as_nl, render)
-
-
-def hit_json(rank: int, hit: PassageHit, expanded: Sequence[str] | None = None) -> dict[str, Any]:
-    """One row of docs/design.md's ``scout search --json`` list (``expanded``: the model's
-    terms retrieval searched with, the same on every row; empty when expansion is off)."""
-    return {
-        "rank": rank,
-        "score": round(hit.score, 4),
-        "project": hit.project,
-        "path": hit.path,
-        "heading": hit.heading,
-        "lines": [hit.line_start, hit.line_end],
-        "sha": hit.sha,
-        "url": hit.url,
-        "source": hit.source,
-        "kind": hit.kind,
-        "expanded": list(expanded or ()),
-    }
+    emit_rows(hits_json(found.hits, found.expanded), as_json, as_nl, render)
 
 
 COLUMNS = (

@@ -30,7 +30,7 @@ from scout.gaps import parse_since
 from scout.safe_text import printable, printable_block
 from scout.store import SignpostRow, Store
 from scout.table import Column, Styled, Terminal, table
-from scout.verdict import Check, Kind, Status
+from scout.verdict import Check, Kind, Status, status_filters
 from signposts import audit
 
 if TYPE_CHECKING:
@@ -44,15 +44,6 @@ KINDS = tuple(k.value for k in Kind)
 
 
 DEFAULT_LIMIT = 50  # table rows; --json and --csv list everything unless --limit is given
-
-
-def _filters(status: str, check: str | None) -> dict[str, Any]:
-    # one definition of each state (signposts.audit.state): withdrawn is never also rejected
-    if status == "withdrawn":
-        return {"status": "rejected", "withdrawn": True, "check": check}
-    if status == "rejected":
-        return {"status": "rejected", "withdrawn": False, "check": check}
-    return {"status": None if status == "all" else status, "check": check}
 
 
 COLUMNS = (
@@ -194,7 +185,7 @@ def signposts(
     rows = [
         {**row.to_json(), "status": audit.state(row)}
         for row in runtime.store().signposts(
-            **_filters(status, check),
+            **status_filters(status, check),
             kind=kind,
             project=project,
             since=parse_since(since) if since is not None else None,
@@ -216,11 +207,18 @@ def signposts(
 
 @signposts.command()
 @click.option("--project", default=None, help="The issue's project, for short references.")
+@click.option(
+    "--dropped",
+    is_flag=True,
+    help="Also list what was dropped and why (with --json: {references, dropped}).",
+)
 @click.argument("source", required=False, default="-", type=click.Path(allow_dash=True))
 @rows_option
 @json_option
 @pass_runtime
-def extract(runtime: Runtime, project: str | None, source: str, as_nl: bool, as_json: bool) -> None:
+def extract(
+    runtime: Runtime, project: str | None, dropped: bool, source: str, as_nl: bool, as_json: bool
+) -> None:
     """Print the references in an issue (JSON issue or plain text, FILE or -); no network."""
     from signposts.extract import extract_issue, parse_issue_document
     from signposts.references import extract_context
@@ -241,7 +239,23 @@ def extract(runtime: Runtime, project: str | None, source: str, as_nl: bool, as_
     for line in skipped_lines(found.skipped):
         log(line)
     rows = [reference.to_json() for reference in found.references]
-    emit_rows(rows, as_json, as_nl, lambda r: table(r, EXTRACTED) if r else "")
+    if not dropped:
+        emit_rows(rows, as_json, as_nl, lambda r: table(r, EXTRACTED) if r else "")
+        return
+    left_out = [{"reference": ref, "reason": why} for ref, why in found.dropped]
+    # the table and JSON lines show a dropped one as a row of kind "dropped"
+    shown = [*rows, *({"kind": "dropped", **d} for d in left_out)]
+    described = [
+        {**row, "reference": f"{row['reference']} ({row['reason']})"} if "reason" in row else row
+        for row in shown
+    ]
+    emit_rows(
+        shown,
+        as_json,
+        as_nl,
+        lambda _: table(described, EXTRACTED) if described else "",
+        document={"references": rows, "dropped": left_out},
+    )
 
 
 EXTRACTED = (Column("kind", "kind"), Column("reference", "reference", cut="middle", flex=1))
@@ -252,6 +266,8 @@ SKIPPED = {
     "bytes_over_limit": "{n} byte(s) past the size limit were not read",
     "references_over_limit": "{n} reference(s) past the per-issue limit were dropped",
     "timeout": "{n} text(s) abandoned on the pattern timeout",
+    "other_host": "{n} GitLab-shaped URL(s) on another host were dropped "
+    "(if that host is this GitLab, add it to forge.aliases)",
 }
 
 

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scout.config import DocsSiteConfig
 from scout.corpus.budget import SPLIT_BUDGET_SECONDS, Clock, SplitTooSlow, split_budget
 from scout.corpus.passages import PASSAGES_FORMAT, redirect_stub, split_document
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
-from scout.errors import CannotCheck, ForgeError, ForgeReason, NotFound
+from scout.errors import CannotCheck, ConfigError, ForgeError, ForgeReason, NotFound
 from scout.forge.base import FileEntry, Forge, Project
 from scout.progress import Progress, as_progress
 from scout.store import PassageRecord, ProjectRow, Store, now
@@ -30,6 +32,10 @@ from scout.store import PassageRecord, ProjectRow, Store, now
 log = logging.getLogger("scout.index")
 # Forge failures that are about the forge as a whole, not one project: they stop the run.
 GLOBAL_FAULTS: frozenset[ForgeReason] = frozenset({"unreachable", "rate limited"})
+
+
+class _Stopped(Exception):
+    """Raised inside a run when its stop event is set; the run returns with ``stopped``."""
 
 
 @dataclass
@@ -42,9 +48,13 @@ class IndexSummary:
     skipped: Counter[str] = field(default_factory=Counter)
     forge_requests: dict[str, int] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)  # project -> why it could not be read
+    config_problem: str | None = None  # a docs site on a project the rules keep out
 
-    def fault(self) -> ForgeError | None:
-        """The error to exit with when some project could not be read (its passages were kept)."""
+    def fault(self) -> ForgeError | ConfigError | None:
+        """The error to exit with when a docs site names a project the rules keep out, or some
+        project could not be read (its passages were kept)."""
+        if self.config_problem is not None:
+            return ConfigError(self.config_problem)
         if not self.failed:
             return None
         names = "; ".join(f"{path} ({why})" for path, why in sorted(self.failed.items()))
@@ -55,6 +65,9 @@ class IndexSummary:
         )
 
     signposts_withdrawn: int = 0
+    # withdrawn by the corpus rules, back now that the rules let their targets in (ingest.recheck)
+    signposts_reinstated: int = 0
+    stopped: bool = False  # a stop (SIGTERM) ended the run; the project in flight was not written
 
     def describe(self) -> str:
         """The summary as a person reads it (``scout index``, the worker's log)."""
@@ -65,6 +78,8 @@ class IndexSummary:
             f"{result['projects_removed']} removed; {result['passages']} passage(s) written "
             f"in {result['seconds']}s"
         )
+        if self.stopped:
+            line += " (stopped: the project being read keeps its previous passages)"
         if result["skipped"]:
             line += "\nskipped: " + ", ".join(f"{k} {v}" for k, v in result["skipped"].items())
         return line
@@ -79,6 +94,7 @@ class IndexSummary:
             "skipped": dict(sorted(self.skipped.items())),
             "forge_requests": self.forge_requests,
             "signposts_withdrawn": self.signposts_withdrawn,
+            "signposts_reinstated": self.signposts_reinstated,
         }
 
 
@@ -99,12 +115,14 @@ def project_passages(
     sha: str,
     skipped: Counter[str],
     progress: Progress | None = None,
+    stop: threading.Event | None = None,
     *,
     split_seconds: float = SPLIT_BUDGET_SECONDS,
     split_clock: Clock = time.thread_time,
 ) -> Iterator[PassageRecord]:
-    """The corpus passages of one project at one sha; skipped files are counted and logged
-    (a file whose splitting runs past `split_seconds` of `split_clock` as `file_too_slow`)."""
+    """The corpus passages of one project at one sha; skipped files are counted (a file whose
+    splitting runs past `split_seconds` of `split_clock` as `file_too_slow`). A line per skipped
+    file is for debugging only: a worker's log gets the counts."""
     entries: list[FileEntry] = sorted(forge.files(project, sha), key=lambda e: e.path)
     by_path = {entry.path: entry for entry in entries}
     included: set[tuple[str, tuple[int, int]]] = set()
@@ -124,11 +142,13 @@ def project_passages(
             return None
 
     for entry in entries:
+        if stop is not None and stop.is_set():
+            raise _Stopped
         verdict = rules.file(entry)
         if not verdict:
             if verdict.reason != "file_not_documentation":
                 skipped[verdict.reason or "?"] += 1
-                log.info("skipped %s:%s (%s)", project.path, entry.path, verdict.reason)
+                log.debug("skipped %s:%s (%s)", project.path, entry.path, verdict.reason)
             continue
         try:
             data = forge.read(project, sha, entry.path)
@@ -139,14 +159,14 @@ def project_passages(
             # One file that will never read (corrupt object, over the read limit) must not keep
             # its whole project stale: it is left out and counted.
             skipped["file_unreadable"] += 1
-            log.warning("skipped %s:%s (%s)", project.path, entry.path, exc)
+            log.debug("skipped %s:%s (%s)", project.path, entry.path, exc)
             continue
         if progress is not None:
             progress.advance("files")
         text = decode_text(data)
         if text is None:
             skipped["file_not_utf8"] += 1
-            log.info("skipped %s:%s (binary or not UTF-8)", project.path, entry.path)
+            log.debug("skipped %s:%s (binary or not UTF-8)", project.path, entry.path)
             continue
         try:
             with split_budget(split_seconds, split_clock):
@@ -163,7 +183,7 @@ def project_passages(
             continue
         if redirect_stub(sections):
             skipped["redirect_stub"] += 1
-            log.info("skipped %s:%s (a redirect stub)", project.path, entry.path)
+            log.debug("skipped %s:%s (a redirect stub)", project.path, entry.path)
             continue
         for section in sections:
             lines = (section.line_start, section.line_end)
@@ -223,13 +243,38 @@ def rejudge_targets(
     return withdrawn
 
 
+def docs_site_problem(
+    sites: Sequence[DocsSiteConfig], rules: CorpusRules, listed: dict[str, Project]
+) -> tuple[str, bool] | None:
+    """The first docs site whose project is not a qualifying project, as a message, and whether
+    the project is missing from the estate altogether (a typo) rather than kept out by the rules.
+    Either way its pages could never map to sources: every signpost to it would be rejected."""
+    for site in sites:
+        project = listed.get(site.project.strip("/"))
+        verdict = rules.project(project) if project else rules.group(site.project)
+        why = verdict.reason if not verdict else None if project else "not in the estate"
+        if why is not None:
+            message = (
+                f"[[docs_site]] {site.url}: project {site.project!r} is not a qualifying project "
+                f"({why}); fix docs_site.project or the corpus rules"
+            )
+            return message, project is None
+    return None
+
+
 def index_estate(
     forge: Forge,
     store: Store,
     rules: CorpusRules,
     *,
     progress: Progress | Callable[[str], None] | None = None,
+    docs_sites: Sequence[DocsSiteConfig] = (),
+    stop: threading.Event | None = None,
 ) -> IndexSummary:
+    """Bring the store in line with the estate. The whole listing is read before anything is
+    written, so a configured group that is not there (GroupNotFound, exit 3) or a docs site on
+    no qualifying project (ConfigError) removes nothing. ``stop`` ends the run between projects
+    (and inside one, between files): the project being read keeps its previous passages."""
     started = time.monotonic()
     report = as_progress(progress)
     summary = IndexSummary()
@@ -243,6 +288,34 @@ def index_estate(
     for project in listed:
         report.advance("projects")
         seen[project.path] = project
+    problem = docs_site_problem(docs_sites, rules, seen)
+    if problem is not None and problem[1]:
+        raise ConfigError(f"{problem[0]} (nothing was removed)")
+    # A site on a project the rules keep out (turned private, excluded) is a mistake too, but
+    # that project's passages must still go: the run goes on, and ends in the ConfigError.
+    summary.config_problem = None if problem is None else f"{problem[0]} (the estate was indexed)"
+    try:
+        _index_listed(forge, store, rules, seen, stored, summary, report, stop)
+    except _Stopped:
+        summary.stopped = True
+    summary.seconds = time.monotonic() - started
+    summary.forge_requests = dict(sorted(forge.requests.items()))
+    return summary
+
+
+def _index_listed(
+    forge: Forge,
+    store: Store,
+    rules: CorpusRules,
+    seen: dict[str, Project],
+    stored: dict[str, ProjectRow],
+    summary: IndexSummary,
+    report: Progress,
+    stop: threading.Event | None,
+) -> None:
+    for project in seen.values():
+        if stop is not None and stop.is_set():
+            raise _Stopped
         verdict = rules.project(project)
         if not verdict:
             summary.skipped[verdict.reason or "?"] += 1
@@ -252,7 +325,7 @@ def index_estate(
                 report.note(f"removed {project.path} ({verdict.reason})")
             continue
         try:
-            _index_project(forge, store, rules, project, stored, summary, report)
+            _index_project(forge, store, rules, project, stored, summary, report, stop)
         except ForgeError as exc:
             if exc.reason in GLOBAL_FAULTS:
                 raise
@@ -276,9 +349,6 @@ def index_estate(
         summary.projects_removed += 1
         report.note(f"removed {path} (no longer in the estate)")
     summary.signposts_withdrawn = rejudge_targets(store, rules, seen, report.note)
-    summary.seconds = time.monotonic() - started
-    summary.forge_requests = dict(sorted(forge.requests.items()))
-    return summary
 
 
 def _index_project(
@@ -289,8 +359,9 @@ def _index_project(
     stored: dict[str, ProjectRow],
     summary: IndexSummary,
     report: Progress,
+    stop: threading.Event | None = None,
 ) -> None:
-    """Bring one qualifying project to its head; on a ForgeError its passages stay."""
+    """Bring one qualifying project to its head; on a ForgeError (or a stop) its passages stay."""
     try:
         head = forge.head(project)
     except NotFound:
@@ -325,7 +396,7 @@ def _index_project(
     report.note(f"indexing {project.path} at {head[:12]}")
     # Read everything first: the write transaction must not wait on the forge (an archive
     # download would hold the database's write lock and stall a concurrent sweep).
-    passages = list(project_passages(forge, rules, project, head, summary.skipped, report))
+    passages = list(project_passages(forge, rules, project, head, summary.skipped, report, stop))
     count = store.replace_project(row, passages)
     summary.projects_indexed += 1
     summary.passages += count

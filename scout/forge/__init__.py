@@ -11,6 +11,20 @@ from scout.errors import ConfigError
 from scout.forge.base import Forge
 
 
+def forge_token(config: Config) -> str | None:
+    """The token the configured forge needs (None for the local forge); ConfigError naming the
+    variable when a GitLab forge's is unset. ``scout worker`` asks at start, not at each cycle."""
+    if config.forge.kind != "gitlab":
+        return None
+    token = config.token()
+    if token is None:
+        raise ConfigError(
+            f"{config.source}: forge.token_env names ${config.forge.token_env}, which is not set: "
+            "export it with a GitLab token that can read the groups"
+        )
+    return token
+
+
 def open_forge(config: Config) -> Forge:
     forge = config.forge
     if forge.kind == "local":
@@ -21,12 +35,8 @@ def open_forge(config: Config) -> Forge:
     if forge.kind == "gitlab":
         from scout.forge.gitlab import GitLabForge
 
-        token = config.token()
-        if token is None:
-            raise ConfigError(
-                f"{config.source}: forge.token_env names ${forge.token_env}, which is not set: "
-                "export it with a GitLab token that can read the groups"
-            )
+        token = forge_token(config)
+        assert token is not None
         if forge.api == "rest":
             return GitLabForge(forge.url, token, forge.groups)
         from scout.forge.gitlab_graphql import GitLabGraphQLForge

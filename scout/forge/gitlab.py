@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from scout.doc_paths import is_documentation
-from scout.errors import CannotCheck, ForgeError, NotFound
+from scout.errors import CannotCheck, ForgeError, GroupNotFound, NotFound
 from scout.forge.base import (
     Commit,
     Diffs,
@@ -151,11 +151,23 @@ class GitLabForge:
                 "order_by": "id",
                 "sort": "asc",
             }
-            for data in self._http.pages("projects", f"/groups/{enc(group)}/projects", query):
+            listing = self._http.pages("projects", f"/groups/{enc(group)}/projects", query)
+            for data in self._group_listing(group, listing):
                 project = _project(data)
                 if project.id not in seen:
                     seen.add(project.id)
                     yield project
+
+    def _group_listing(self, group: str, items: Iterator[Any]) -> Iterator[Any]:
+        """A group listing whose first page's 404 means the group is not there (GitLab answers
+        404 for a group that does not exist and for one the token cannot see alike)."""
+        try:
+            first = next(items, None)
+        except NotFound:
+            raise GroupNotFound(group, self._http.public_url) from None
+        if first is not None:
+            yield first
+            yield from items
 
     def project(self, path: str) -> Project:
         return _project(self._http.json("project", f"/projects/{enc(path.strip('/'))}"))
@@ -391,8 +403,13 @@ class GitLabForge:
         path = f"/groups/{enc(group.strip('/'))}/issues"
         per_page, cursor = self._http.per_page, after
         seen: set[tuple[Any, str]] = set()
-        for _ in range(MAX_PAGES):
-            items, _total = self._issue_page(path, cursor, None, 1)
+        for number in range(MAX_PAGES):
+            try:
+                items, _total = self._issue_page(path, cursor, None, 1)
+            except NotFound:
+                if number:
+                    raise
+                raise GroupNotFound(group.strip("/"), self._http.public_url) from None
             yield from _unseen(items, seen)
             if len(items) < per_page:
                 return

@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from scout.errors import ForgeError, ForgeReason
+from scout.errors import ForgeError, ForgeReason, GroupNotFound
 from scout.forge.base import Issue, Note
 from scout.forge.gitlab import GitLabForge
 from scout.forge.gitlab_http import MAX_PAGES, _public_url, retry_after_seconds
@@ -179,6 +179,7 @@ class GraphQLClient:
         sleep: Callable[[float], None] = time.sleep,
         pace: Callable[[], None] = lambda: None,
         throttle: Callable[[Any], float] | None = None,
+        answered: Callable[[Any], None] = lambda _headers: None,
     ) -> None:
         http = _httpx()
         self.url = url.rstrip("/")
@@ -189,6 +190,7 @@ class GraphQLClient:
         self._sleep = sleep
         self._pace = pace
         self._throttle = throttle
+        self._answered = answered
         self._count_lock = count_lock or threading.Lock()
         self._local = threading.local()
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -254,7 +256,9 @@ class GraphQLClient:
             failure: Exception
             status: int | None
             try:
-                return self._client().execute(query)
+                data = self._client().execute(query)
+                self._answered(self._local.headers or {})
+                return data
             except (
                 gitlab.exceptions.GitlabAuthenticationError,  # a 401
                 gitlab.exceptions.GitlabHttpError,
@@ -479,6 +483,7 @@ class GitLabGraphQLForge(GitLabForge):
                     backoff=self._retries[1],
                     pace=self._pace,
                     throttle=self._throttled,
+                    answered=self._http.limiter.observe,
                 )
             return self._client
 
@@ -559,7 +564,8 @@ class GitLabGraphQLForge(GitLabForge):
         self._page.answered()
         found = data.get("group") if isinstance(data, dict) else None
         if found is None:
-            raise ForgeError("bad data", f"GraphQL: group {group!r} not found")
+            # GraphQL answers null for a group that does not exist or that the token cannot see
+            raise GroupNotFound(group.strip("/"), self._http.public_url)
         connection = _field(found, "issues", dict)
         nodes = _field(connection, "nodes", list)
         info = _field(connection, "pageInfo", dict)

@@ -17,9 +17,12 @@ Rate limits (GitLab's doc/security/rate_limits.md and doc/user/gitlab_com/index.
 honours ``Retry-After`` (seconds or an HTTP date), then ``RateLimit-Reset`` (a Unix time), and
 pauses before the window runs out when ``RateLimit-Remaining`` reaches 0. GitLab.com's Projects
 and Groups APIs answer 429 with no header at all; their throttles count requests in fixed windows
-aligned on the epoch (Rack::Attack keys a period by ``now // period``), so a headerless 429 waits
-for the next minute boundary. Waiting is charged once per paused second (not per thread) against
-a run's budget; beyond it the run stops with ``RateLimitBudget`` (exit 5) to be resumed later.
+aligned on the epoch (Rack::Attack keys a period by ``now // period``), so a headerless 429 never
+needs to wait past the next minute boundary, and often much less (a burst limit, another client's
+window): it waits 1 s, then twice as long at each headerless 429 in a row, never past the
+boundary; any answer that is not a 429 starts the doubling again. Waiting is charged once per
+paused second (not per thread) against a run's budget; beyond it the run stops with
+``RateLimitBudget`` (exit 5) to be resumed later.
 
 Redirects: GitLab answers 301 for a moved project (since 16.7) and requests follows it, keeping
 ``PRIVATE-TOKEN`` everywhere (it strips only ``Authorization``, and only across hosts). Our
@@ -117,6 +120,7 @@ class RateLimiter:
         self._sleep = sleep
         self._lock = threading.Lock()
         self._until = 0.0  # wall-clock time before which no request goes out
+        self._bare = 0  # headerless 429s in a row: the next one waits 2 ** _bare seconds
 
     def before_request(self) -> None:
         """Wait out a pause in force; RateLimitBudget when the run has waited its budget away."""
@@ -144,11 +148,18 @@ class RateLimiter:
         reset = _reset_time(headers.get("RateLimit-Reset"), now)
         if reset is not None and reset > now:
             return self._pause_until(reset, now)
-        # No usable header (GitLab.com's Projects and Groups APIs): the window ends on a boundary.
-        return self._pause_until((math.floor(now / self.window) + 1) * self.window, now)
+        # No usable header (GitLab.com's Projects and Groups APIs): 1 s, doubling, and never past
+        # the boundary where the throttle's window ends.
+        with self._lock:
+            backoff = float(2 ** min(self._bare, 16))
+            self._bare += 1
+        boundary = (math.floor(now / self.window) + 1) * self.window
+        return self._pause_until(min(now + backoff, boundary), now)
 
     def observe(self, headers: Any) -> None:
         """A successful answer that says the window is spent pauses until it resets."""
+        with self._lock:
+            self._bare = 0
         remaining = (headers.get("RateLimit-Remaining") or "").strip()
         if remaining != "0":
             return

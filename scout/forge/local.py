@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scout import timefmt
-from scout.errors import ForgeError, NotFound
+from scout.errors import ForgeError, GroupNotFound, NotFound
 from scout.forge.base import (
     Commit,
     FileDiff,
@@ -87,10 +87,19 @@ class LocalForge:
     def projects(self) -> Iterator[Project]:
         self.requests["projects"] += 1
         meta = self._metadata()
-        for row in meta.get("project", []):
+        rows = meta.get("project", [])
+        self._check_groups(rows)
+        for row in rows:
             project = self._project(row, meta.get("url", self.url))
             if in_groups(project.path, self.groups):
                 yield project
+
+    def _check_groups(self, rows: list[dict[str, Any]], groups: list[str] | None = None) -> None:
+        """An estate has no group records: a group that holds no project is not there."""
+        paths = [str(row.get("path", "")).strip("/") for row in rows]
+        for group in groups or self.groups:
+            if not any(in_groups(path, [group]) for path in paths):
+                raise GroupNotFound(group, str(self.estate / "estate.toml"))
 
     def project(self, path: str) -> Project:
         self.requests["project"] += 1
@@ -291,7 +300,9 @@ class LocalForge:
     # ------------------------------------------------------------------ issues
     def _issue_files(self, group: str) -> Iterator[tuple[str, Path]]:
         root = self.estate / "issues"
-        for row in self._metadata().get("project", []):
+        rows = self._metadata().get("project", [])
+        self._check_groups(rows, [group])
+        for row in rows:
             path = str(row["path"]).strip("/")
             if in_groups(path, [group]):
                 target = root / f"{path}.jsonl"

@@ -16,6 +16,7 @@ from scout import timefmt
 from scout.errors import StoreError
 from scout.records import PassageHit, PassageRecord
 from scout.store.corpus import Corpus
+from scout.store.faults import Guarded, store_fault
 from scout.store.questions import QuestionLog
 from scout.store.records import IssueRow, ProjectRow, QuestionRow, SignpostRow, SweepStatus
 from scout.store.schema import BUSY_TIMEOUT_MS, MIGRATIONS, connect, migrate, schema_version
@@ -31,8 +32,14 @@ class Store(Corpus, SweepState, QuestionLog):
     """A Scout database. Open with :meth:`open`; every read and write goes through its methods."""
 
     @classmethod
-    def open(cls, path: Path, *, create: bool = False) -> Store:
-        """Open (and migrate) the store; without ``create`` a missing file is a StoreError."""
+    def open(
+        cls, path: Path, *, create: bool = False, busy_timeout: float = BUSY_TIMEOUT_MS / 1000
+    ) -> Store:
+        """Open (and migrate) the store; without ``create`` a missing file is a StoreError.
+
+        Busy, full and damaged stores raise their own StoreErrors (``scout.store.faults``), here
+        and at every later statement.
+        """
         path = Path(path)
         if not path.exists() and not create:
             raise StoreError(f"no index at {path}: run `scout index` first")
@@ -40,21 +47,42 @@ class Store(Corpus, SweepState, QuestionLog):
             # An empty file is no index; opening it would turn it into an empty store that
             # declines every question as "nothing matched".
             raise StoreError(f"{path} holds no Scout index: run `scout index` first")
+        conn: sqlite3.Connection | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            conn = connect(path)
-            store = cls(conn, path)
+            conn = connect(path, busy_timeout)
             if not create and schema_version(conn) == 0:
                 # a database that never held an index (some other SQLite file) is no index either
-                conn.close()
                 raise StoreError(f"{path} holds no Scout index: run `scout index` first")
             migrate(conn, path)
-        except sqlite3.DatabaseError as exc:
+            # the schema lives in pages beyond the header: reading it finds a damaged one early
+            conn.execute("select count(*) from sqlite_schema").fetchone()
+        except (sqlite3.Error, OSError) as exc:
+            if conn is not None:
+                conn.close()
+            fault = store_fault(exc, path, busy_timeout)
+            if fault is not None:
+                raise fault from exc
             raise StoreError(f"cannot open store {path}: {exc}") from exc
-        return store
+        except StoreError:
+            if conn is not None:
+                conn.close()
+            raise
+        return cls(Guarded(conn, path, busy_timeout), path)
 
     def close(self) -> None:
         self._db.close()
+
+    def backup(self, target: Path) -> int:
+        """An online, consistent copy of the store at ``target`` (SQLite's backup API), written
+        beside it and renamed into place, so ``target`` is never half a copy; its size in bytes.
+
+        A write by another connection restarts the copy (sqlite3_backup_step), so it is copied in
+        one step under a read transaction: what it holds is one committed state.
+        """
+        from scout.store.backup import copy_store
+
+        return copy_store(self._db, target)
 
     def __enter__(self) -> Store:
         return self
@@ -64,7 +92,7 @@ class Store(Corpus, SweepState, QuestionLog):
 
     @property
     def schema_version(self) -> int:
-        return schema_version(self._db)
+        return schema_version(self._db.raw)
 
 
 __all__ = [

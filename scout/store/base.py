@@ -2,34 +2,57 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
+from scout.errors import StoreError
 from scout.records import PassageRecord
+from scout.store.faults import Guarded
 
 
 class Connected:
     """Holds the store's connection; the parts of the store are its subclasses."""
 
-    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, db: Guarded, path: Path) -> None:
         self._db = db
         self.path = path
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """One write transaction, taken up front (BEGIN IMMEDIATE) so it never fails half-way."""
+        """One write transaction, taken up front (BEGIN IMMEDIATE) so it never fails half-way.
+
+        A failing statement may have ended the transaction already (SQLite rolls back by itself
+        on a full disk or an I/O error): the rollback is then skipped, and a rollback that fails
+        never replaces the error that caused it.
+        """
         conn = self._db
         conn.execute("begin immediate")
         try:
             yield
-        except BaseException:
-            conn.execute("rollback")
-            raise
-        else:
             conn.execute("commit")
+        except BaseException:
+            if conn.in_transaction:
+                try:
+                    conn.execute("rollback")
+                except StoreError:
+                    pass  # the cause below is the error to report
+            raise
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """One read transaction (a consistent snapshot across statements), or the caller's."""
+        conn = self._db
+        if conn.in_transaction:
+            yield
+            return
+        conn.execute("begin")
+        try:
+            yield
+        finally:
+            if conn.in_transaction:
+                conn.execute("commit")
 
     def setting(self, key: str) -> str | None:
         """A stored setting (such as the corpus rules the sweep last checked by), or None."""
@@ -46,6 +69,11 @@ class Connected:
         """Pass every SQL statement the store runs to ``callback`` (None: stop); for tests that
         check which queries a code path takes, without reaching into the connection."""
         self._db.set_trace_callback(callback)
+
+    def refuse_writes(self) -> None:
+        """Make this connection read-only (SQLite's ``query_only``): any write through it fails.
+        For readers that must never write, such as the server's search and audit threads."""
+        self._db.execute("pragma query_only = on")
 
     def _insert_passage(self, record: PassageRecord) -> None:
         """One passage row (its FTS5 entry follows by trigger)."""

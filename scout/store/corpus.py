@@ -5,9 +5,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from scout.errors import StoreError
+from scout.errors import StoreDamaged, StoreError
 from scout.records import PassageHit, PassageRecord
 from scout.store.base import Connected
+from scout.store.faults import DAMAGED_HELP
 from scout.store.records import (
     PASSAGE_COLUMNS,
     PASSAGE_FIELDS,
@@ -104,26 +105,39 @@ class Corpus(Connected):
         by row, so that rankings made in parts (``scout.retrieve``) order them the same way.
         The top rows are found first and joined to their passages after, so passage text is
         read for ``limit`` rows, not for every match. ``projects`` (exact paths) limits the
-        rows to those projects' passages; BM25's statistics stay the whole index's.
+        rows to those projects' passages; BM25's statistics stay the whole index's. Both reads
+        see one snapshot, so a row the full-text index names and the passages table lacks is
+        damage, never a race with a writer: it is StoreDamaged, not a shorter list to answer from.
         """
-        within, args = self._within(projects)
         try:
-            top = self._db.execute(
-                "select rowid, bm25(passages_fts, ?, 1.0) as score from passages_fts "
-                f"where passages_fts match ? {within} order by score, rowid limit ?",
-                [heading_weight, match, *args, limit],
-            ).fetchall()
-            if not top:
-                return []
-            marks = ", ".join("?" for _ in top)
-            rows = self._db.execute(
-                f"select passages.id, {PASSAGE_COLUMNS} from passages "
-                f"where passages.id in ({marks})",
-                [rowid for rowid, _ in top],
-            ).fetchall()
+            with self.reading():
+                within, args = self._within(projects)
+                return self._search(match, limit, heading_weight, within, args)
         except sqlite3.OperationalError as exc:
             raise StoreError(f"search failed on {self.path}: {exc}") from exc
+
+    def _search(
+        self, match: str, limit: int, heading_weight: float, within: str, args: list[object]
+    ) -> list[PassageHit]:
+        top = self._db.execute(
+            "select rowid, bm25(passages_fts, ?, 1.0) as score from passages_fts "
+            f"where passages_fts match ? {within} order by score, rowid limit ?",
+            [heading_weight, match, *args, limit],
+        ).fetchall()
+        if not top:
+            return []
+        marks = ", ".join("?" for _ in top)
+        rows = self._db.execute(
+            f"select passages.id, {PASSAGE_COLUMNS} from passages where passages.id in ({marks})",
+            [rowid for rowid, _ in top],
+        ).fetchall()
         found = {row[0]: by_name(PASSAGE_FIELDS, row[1:]) for row in rows}
+        missing = [rowid for rowid, _ in top if rowid not in found]
+        if missing:
+            raise StoreDamaged(
+                f"store {self.path} is damaged (its full-text index names passage(s) "
+                f"{missing[:5]} that its passages table lacks): {DAMAGED_HELP}"
+            )
         return [
             PassageHit(**found[rowid], id=rowid, score=score)
             for rowid, score in top

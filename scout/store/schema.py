@@ -247,10 +247,11 @@ MIGRATIONS: list[Callable[[], str]] = [
 ]
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are explicit), WAL, with a busy timeout."""
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    conn.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
+def connect(path: Path, busy_timeout: float = BUSY_TIMEOUT_MS / 1000) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL, with a busy timeout
+    (seconds a statement waits for another connection's lock before SQLITE_BUSY)."""
+    conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
+    conn.execute(f"pragma busy_timeout = {int(busy_timeout * 1000)}")
     conn.execute("pragma journal_mode = wal")
     conn.execute("pragma synchronous = normal")
     conn.execute("pragma foreign_keys = on")
@@ -278,5 +279,8 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
             )
         except sqlite3.Error:
             if conn.in_transaction:
-                conn.execute("rollback")
+                try:
+                    conn.execute("rollback")
+                except sqlite3.Error:
+                    pass  # SQLite may have ended it already: the error above is the cause
             raise

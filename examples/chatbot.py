@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""A chat bot's side of ``scout serve``: ask one question, get one chat message back.
+
+Copy this into a Slack, Mattermost or Discord bot (standard library only). The bot calls
+:func:`ask` with the text someone wrote and posts what it returns:
+
+    message = ask("https://scout.internal.example", "How do I rotate keys?", key=KEY)
+
+On the command line, for trying a server out:
+
+    SCOUT_API_KEY=... python examples/chatbot.py https://scout.internal.example "question"
+    python examples/chatbot.py --style slack http://127.0.0.1:8765 "question"
+
+An answer comes with its numbered sources as links (pinned to a commit); a decline says that the
+documentation does not cover the question, and why. A refusal (rate limit, busy) waits once for
+the server's Retry-After when it is short; anything else becomes a one-line apology, never a
+guess. Exit 0 when a message was produced (answer or decline), 1 when the server failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+TIMEOUT = 130  # seconds: the server's answer timeout, plus a margin
+MAX_WAIT = 10  # seconds of Retry-After worth waiting for once, in a chat
+
+
+class ScoutUnavailable(Exception):
+    """The server refused or failed; the message says why, in words for the channel."""
+
+
+def _post(url: str, question: str, key: str | None) -> tuple[int, dict[str, Any], str | None]:
+    body = json.dumps({"question": question}).encode()
+    request = urllib.request.Request(url, data=body, method="POST")
+    request.add_header("Content-Type", "application/json")
+    if key:
+        request.add_header("Authorization", f"Bearer {key}")
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+            return response.status, json.load(response), None
+    except urllib.error.HTTPError as exc:
+        try:
+            document = json.load(exc)
+        except ValueError:
+            document = {"error": {"code": "http_error", "message": str(exc)}}
+        return exc.code, document, exc.headers.get("Retry-After")
+
+
+def ask_document(base_url: str, question: str, *, key: str | None = None) -> dict[str, Any]:
+    """The ``scout ask --json`` document for ``question``, or ScoutUnavailable."""
+    url = base_url.rstrip("/") + "/api/v1/ask"
+    status, document, retry_after = _post(url, question, key)
+    if status in (429, 503) and retry_after and retry_after.isdigit():
+        if int(retry_after) <= MAX_WAIT:
+            time.sleep(int(retry_after))
+            status, document, retry_after = _post(url, question, key)
+    if status != 200:
+        error = document.get("error", {})
+        raise ScoutUnavailable(
+            f"Scout could not answer ({status} {error.get('code')}): {error.get('message')}"
+        )
+    return document
+
+
+def link(text: str, url: str, style: str) -> str:
+    if style == "slack":
+        return f"<{url}|{text}>"
+    return f"[{text}]({url})"
+
+
+def format_message(document: dict[str, Any], *, style: str = "markdown") -> str:
+    """A chat message for an ask document: Markdown (Mattermost, Discord) or Slack mrkdwn."""
+    if document["outcome"] != "answered":
+        return (
+            "The documentation does not cover this, so there is no answer rather than a guess.\n"
+            f"Reason: {document['reason']}"
+        )
+    lines = [document["answer"], "", "Sources:"]
+    for c in document["citations"]:
+        where = f"{c['project']} {c['path']} lines {c['lines'][0]}-{c['lines'][1]}"
+        lines.append(f"[{c['n']}] {link(where, c['url'], style)}")
+    return "\n".join(lines)
+
+
+def ask(base_url: str, question: str, *, key: str | None = None, style: str = "markdown") -> str:
+    """The message to post for ``question`` (an apology line when the server failed)."""
+    try:
+        return format_message(ask_document(base_url, question, key=key), style=style)
+    except ScoutUnavailable as exc:
+        return str(exc)
+    except (urllib.error.URLError, TimeoutError) as exc:
+        return f"Scout could not be reached: {exc}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Ask scout serve one question, print a message.")
+    parser.add_argument("url", help="the server, e.g. http://127.0.0.1:8765")
+    parser.add_argument("question")
+    parser.add_argument("--style", choices=["markdown", "slack"], default="markdown")
+    args = parser.parse_args(argv)
+    key = os.environ.get("SCOUT_API_KEY") or None
+    try:
+        document = ask_document(args.url, args.question, key=key)
+    except (ScoutUnavailable, urllib.error.URLError, TimeoutError) as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    print(format_message(document, style=args.style))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""Tests' way to run the real ``scout serve``: a subprocess on a free loopback port.
+
+The server is the real command (uvicorn, the real app, the real store); tests talk to it with
+real HTTP clients. ``running`` yields once ``/healthz`` answers and stops the server with SIGTERM
+on the way out, as systemd would.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+SCOUT = [sys.executable, "-m", "scout"]
+FAKE_CLAUDE = Path(__file__).parent / "fake_claude.py"
+# Starting Python, uvicorn and the app: generous, because the machine is shared.
+START_SECONDS = 60.0
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def stop(self, sig: int = signal.SIGTERM, wait: float = 30.0) -> int:
+        """Send ``sig`` and return the exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        return self.process.wait(wait)
+
+    def stderr(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def stdout(self) -> str:
+        return self.log.with_suffix(".out").read_text(encoding="utf-8", errors="replace")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"scout serve exited {process.returncode}: {log.read_text()}")
+        try:
+            httpx.get(url + "/healthz", timeout=2.0)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError("scout serve did not start: " + log.read_text())
+
+
+@contextmanager
+def running(
+    config: Path, *, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+) -> Iterator[Server]:
+    """The real ``scout serve`` for ``config`` on a free port, stopped (SIGTERM) afterwards."""
+    port = free_port()
+    log = config.parent / f"serve-{port}.log"
+    with open(log, "wb") as err, open(log.with_suffix(".out"), "wb") as out:
+        process = subprocess.Popen(
+            [*SCOUT, "--config", str(config), "serve", "--port", str(port), *args],
+            stdout=out,
+            stderr=err,
+            cwd=config.parent,
+            env={**os.environ, **(env or {})},
+        )
+    server = Server(f"http://127.0.0.1:{port}", process, log)
+    try:
+        wait_until_up(server.url, process, log)
+        yield server
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def claude_on_path(directory: Path) -> dict[str, str]:
+    """Environment with the fake ``claude`` first on PATH (its calls recorded in directory)."""
+    bin_dir = directory / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    script = bin_dir / "claude"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_CLAUDE}" "$@"\n')
+    script.chmod(0o755)
+    return {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "FAKE_CLAUDE_RECORD": str(directory / "claude-calls.jsonl"),
+        "FAKE_CLAUDE_SPANS": str(directory / "claude-spans"),
+        "FAKE_CLAUDE_PIDS": str(directory / "claude-pids"),
+    }
+
+
+def write_serve_config(directory: Path, provider: str = "offline", **serve: object) -> Path:
+    """A config for the test corpus (tests.fakes.corpus) with a ``[serve]`` table."""
+    lines = [
+        '[forge]\nkind = "local"\nurl = "https://gitlab.acme.example"\npath = "estate"',
+        'groups = ["acme"]\n',
+        f'[answer]\nprovider = "{provider}"\n',
+        '[store]\npath = "scout.db"\n',
+        "[serve]",
+    ]
+    for key, value in serve.items():
+        if isinstance(value, str):
+            lines.append(f'{key} = "{value}"')
+        elif isinstance(value, list):
+            lines.append(f"{key} = [{', '.join(repr(v).replace(chr(39), chr(34)) for v in value)}]")
+        else:
+            lines.append(f"{key} = {str(value).lower() if isinstance(value, bool) else value}")
+    config = directory / "scout.toml"
+    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return config
