@@ -330,7 +330,9 @@ def _index_listed(
             if exc.reason in GLOBAL_FAULTS:
                 raise
             summary.failed[project.path] = str(exc).removeprefix("forge ")
-            log.warning("could not read %s, its passages are kept: %s", project.path, exc)
+            # info, not a warning: the run's one error line (Summary.fault) names every project
+            # that could not be read and why, so a warning here would say it twice
+            log.info("could not read %s, its passages are kept: %s", project.path, exc)
             report.note(f"could not read {project.path}: its passages are kept")
     for path in sorted(set(stored) - set(seen)):
         # Offset pages shift when a project goes away mid-listing, so one missing from the
