@@ -20,9 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scout.compose.schema import AnswerOutput
-from scout.providers.base import Endpoint, Task
+from scout.config import Endpoint
+from scout.providers.base import Task
 from scout.providers.openai import OpenAIProvider
+from scout.providers.schema import AnswerOutput
 from tests.fakes.openai_api import FLAVOURS, FakeOpenAI
 
 RESULTS = Path(__file__).resolve().parent / "results"

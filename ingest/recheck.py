@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from scout.config import Config
 from scout.errors import ForgeError
 from scout.forge.base import Forge
+from scout.providers import configured_provider
 from scout.store import SignpostRow, Store
 from scout.verdict import Check, Kind, Status
 from signposts import audit
@@ -128,7 +129,7 @@ def recheck_verdicts(
     from scout.corpus.rules import CorpusRules
     from scout.forge.cached import CachedForge
 
-    provider = config.make_provider()
+    provider = configured_provider(config)
     rules = CorpusRules(tuple(config.forge.groups), config.corpus)
     validator = Validator(CachedForge(forge), rules, provider, config.docs_site)
     changed: list[Change] = []

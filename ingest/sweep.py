@@ -48,7 +48,7 @@ from scout.providers.base import Provider
 from scout.store import IssueRow, PassageRecord, SignpostRow, Store
 from scout.verdict import Check, CheckOutcome, Kind, Status, Verdict
 from signposts.extract import extract_issue
-from signposts.references import DocsSite, ExtractContext, Reference
+from signposts.references import Reference, extract_context
 from signposts.validate import Pending, Validator, cannot_check, question_of
 
 log = logging.getLogger("scout.sweep")
@@ -116,15 +116,6 @@ class SweepSummary:
             "forge_requests": self.forge_requests,
             "seconds": round(self.seconds, 3),
         }
-
-
-def extract_context(config: Config, project: str | None) -> ExtractContext:
-    return ExtractContext(
-        gitlab_url=config.forge.public_url,
-        aliases=config.forge.other_names,
-        docs_sites=tuple(DocsSite(s.url, s.project, s.root) for s in config.docs_site),
-        project=project,
-    )
 
 
 class Sweep:

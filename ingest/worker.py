@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from scout.errors import ScoutError, StoreDamaged, UsageError
 from scout.progress import Progress
+from scout.providers import configured_provider
 from scout.schedule import parse_schedule
 from scout.timefmt import stamp
 
@@ -80,7 +81,7 @@ def sweep_once(
     from ingest.sweep import Sweep
 
     with sweep_lock(store.path):
-        provider = config.make_provider()
+        provider = configured_provider(config)
         kwargs: dict[str, Any] = {} if progress is None else {"progress": progress}
         return Sweep(config, forge, store, provider, stop=stop, **kwargs).run()
 

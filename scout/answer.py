@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from scout.compose import answer_task, check, prose
 from scout.errors import UsageError
@@ -65,11 +65,14 @@ class Citation:
         }
 
 
+Outcome = Literal["answered", "declined"]
+
+
 @dataclass(frozen=True)
 class AnswerResult:
     """Answered (answer and citations) or declined (reason); ``passages`` is how many were given."""
 
-    outcome: str  # answered | declined
+    outcome: Outcome
     answer: str | None
     reason: str | None
     citations: tuple[Citation, ...]
@@ -261,7 +264,7 @@ def nearest(hit: PassageHit) -> dict[str, Any]:
 def _resolve(provider: Provider | Callable[[], Provider]) -> Provider:
     if hasattr(provider, "run"):
         return cast(Provider, provider)
-    return cast(Callable[[], Provider], provider)()
+    return provider()
 
 
 def render(result: AnswerResult) -> str:

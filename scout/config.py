@@ -9,25 +9,41 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from scout.doc_paths import language_tag
 from scout.errors import ConfigError
-from scout.providers.base import Endpoint, ProviderName
 from scout.schedule import parse_schedule
 from scout.toml_input import TomlProblem, read_toml
 
-if TYPE_CHECKING:
-    from scout.providers.base import Provider
-
 DEFAULT_FILE = "scout.toml"
 ENV_VAR = "SCOUT_CONFIG"
+# The one list of provider names: the config validates against it and the registry in
+# scout/providers/ is keyed by it (it lives here, below the providers, which read the config).
+ProviderName = Literal["claude-local", "anthropic", "openai", "offline"]
+Expand = Literal["off", "model"]  # retrieval.expand: no query expansion, or by the model
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 # Providers that serve whatever model the server has: the file must name it.
 _MODEL_REQUIRED = ("openai",)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where an HTTP provider that is not Anthropic's sends its calls, and what they cost.
+
+    ``api_key_env`` names the variable holding the key (never the key itself); the prices are US
+    dollars per million tokens, None when unknown (the cost is then reported as unknown).
+    """
+
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    price_in: float | None = None
+    price_out: float | None = None
 
 
 class _Section(BaseModel):
@@ -104,8 +120,6 @@ class CorpusConfig(_Section):
     @field_validator("languages")
     @classmethod
     def _language_tags(cls, value: list[str]) -> list[str]:
-        from scout.corpus.languages import language_tag
-
         bad = [item for item in value if language_tag(item) is None]
         if bad:
             raise ValueError(f"expected ISO 639-1 language codes such as 'en' or 'pt-br': {bad}")
@@ -186,7 +200,7 @@ class AnswerConfig(_Section):
 class RetrievalConfig(_Section):
     # "model": the answer provider suggests docs words for each question before retrieval
     # (scout.expansion); "off": the question's own words only.
-    expand: Literal["off", "model"] = "off"
+    expand: Expand = "off"
 
 
 class IngestConfig(_Section):
@@ -279,25 +293,6 @@ class Config(_Section):
     def token(self) -> str | None:
         """The forge token, read from the environment only (never from the file)."""
         return os.environ.get(self.forge.token_env) or None
-
-    def make_provider(
-        self, name: str | None = None, *, model: str | None = None, timeout: float | None = None
-    ) -> Provider:
-        """The provider ``name`` (default: answer.provider) with the model, timeout and endpoint
-        the file sets (``model`` and ``timeout`` override them); ConfigError naming
-        ``answer.model`` when a provider that needs a model named gets none."""
-        from scout.providers import make_provider
-
-        answer = self.answer
-        name = name or answer.provider
-        if model is None:
-            check_model(self.source, answer, name)
-        return make_provider(
-            name,
-            model=model or answer.model,
-            timeout=answer.timeout if timeout is None else timeout,
-            endpoint=answer.endpoint(),
-        )
 
 
 def check_model(source: Path, answer: AnswerConfig, provider: str) -> None:

@@ -23,6 +23,8 @@ Messages are one line and say how to fix the problem where that is known.
 
 from __future__ import annotations
 
+from typing import Literal
+
 
 class ScoutError(Exception):
     """Raised when something broke that is not covered by a more specific class."""
@@ -68,25 +70,25 @@ class StoreBusy(LockedError):
     """Raised when another process held the store's write lock for longer than the busy timeout."""
 
 
-FORGE_REASONS = (
+# What a forge failure is, as the message and callers that retry or stop name it; mypy holds every
+# ForgeError(...) to one of these, so a misspelt reason fails the type check, not a run.
+ForgeReason = Literal[
     "not found",
     "unauthorized",
     "rate limited",
     "unreachable",
     "server error",
     "bad data",
-)
+]
 
 
 class ForgeError(ScoutError):
-    """Raised when the forge (GitLab or a local estate) fails; ``reason`` is in FORGE_REASONS."""
+    """Raised when the forge (GitLab or a local estate) fails; ``reason`` is a ForgeReason."""
 
     exit_code = 5
 
-    def __init__(self, reason: str, message: str) -> None:
-        if reason not in FORGE_REASONS:
-            raise ValueError(f"unknown forge error reason {reason!r}")
-        self.reason = reason
+    def __init__(self, reason: ForgeReason, message: str) -> None:
+        self.reason: ForgeReason = reason
         super().__init__(f"forge {reason}: {message}")
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from scout.compose.schema import ExpansionOutput
 from scout.providers.base import Provider, Task, Usage, run_metered
+from scout.providers.schema import ExpansionOutput
 
 MAX_TERMS = 12
 MAX_TERM_CHARS = 40

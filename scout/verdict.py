@@ -11,12 +11,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scout import timefmt
-
-if TYPE_CHECKING:
-    from scout.store import PassageRecord
+from scout.records import PassageRecord
 
 
 class Check(StrEnum):

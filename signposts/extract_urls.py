@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import regex
 
+from scout.forge.base import lines_fragment
 from scout.verdict import Kind
 from signposts.extract_norm import (
     ascii_lower,
@@ -35,7 +36,6 @@ from signposts.references import (
     ExtractContext,
     Reference,
     commit_ref,
-    lines_fragment,
     merge_request_ref,
 )
 

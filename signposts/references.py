@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from scout.config import Config
 from scout.forge.base import lines_fragment
 from scout.verdict import Kind
 
@@ -46,6 +47,17 @@ class ExtractContext:
     # other names of the same GitLab (forge.url behind forge.web_url, forge.aliases): references
     # on them are read, and written, as on gitlab_url
     aliases: tuple[str, ...] = ()
+
+
+def extract_context(config: Config, project: str | None) -> ExtractContext:
+    """The context for extracting from an issue of `project` under `config` (the sweep and the CLI's
+    `signposts` commands build it the same way)."""
+    return ExtractContext(
+        gitlab_url=config.forge.public_url,
+        aliases=config.forge.other_names,
+        docs_sites=tuple(DocsSite(s.url, s.project, s.root) for s in config.docs_site),
+        project=project,
+    )
 
 
 @dataclass(frozen=True)

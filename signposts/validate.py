@@ -28,12 +28,13 @@ from typing import Any
 from scout.config import DocsSiteConfig
 from scout.corpus.index import decode_text
 from scout.corpus.passages import Section, split_document, window
-from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules, is_documentation
+from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
+from scout.doc_paths import is_documentation
 from scout.errors import CannotCheck, ForgeError, NotFound
 from scout.forge.base import FileDiff, Forge, Project, count_lines, lines_fragment
 from scout.forge.cached import CachedForge
 from scout.providers.base import Provider
-from scout.store import PassageRecord
+from scout.records import PassageRecord, Source
 from scout.verdict import Check, CheckOutcome, Kind, Status, Verdict
 from signposts.diffs import added_lines, file_change, map_lines, meaningful, whole_file_diff
 from signposts.docs_map import detect_generator, find_source, source_candidates
@@ -372,7 +373,7 @@ class Validator:
         sha: str,
         path: str,
         sections: list[Section],
-        source: str,
+        source: Source,
         key: str,
     ) -> list[PassageRecord]:
         return [

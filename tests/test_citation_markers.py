@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from scout.compose import check, markers, neutralise, unreadable
-from scout.compose.normalise import MAX_MARKER_PASSES, disarm_markers, prose
 from scout.compose.prompt import addresses_task, answer_task
 from scout.demo.builder import EstateBuilder
+from scout.normalise import MAX_MARKER_PASSES, disarm_markers, prose
 from scout.providers.base import PromptPassage
 from scout.providers.offline import compose_answer
 from scout.store import PassageRecord

@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from scout.cli.main import cli
-from scout.config import load_config
+from scout.config import Endpoint, load_config
 from scout.demo.estate import build_demo_estate
-from scout.providers.base import Endpoint
+from scout.providers import configured_provider
 from scout.providers.openai import OpenAIProvider
 from scout.store import Store
 from tests.fakes.corpus import make_store
@@ -283,11 +283,11 @@ def test_the_config_makes_the_provider_with_its_endpoint(tmp_path: Path) -> None
     path = openai_config(
         tmp_path, "http://127.0.0.1:11434/v1/", timeout=300, price_in=0.1, price_out=0.2
     )
-    made = load_config(path).make_provider()
+    made = configured_provider(load_config(path))
     assert isinstance(made, OpenAIProvider)
     assert (made.model, made.timeout) == ("llama3.1:8b", 300)
     assert made.endpoint == Endpoint("http://127.0.0.1:11434/v1", KEY_ENV, 0.1, 0.2)
-    other = load_config(path).make_provider("openai", model="qwen2.5:7b", timeout=5)
+    other = configured_provider(load_config(path), "openai", model="qwen2.5:7b", timeout=5)
     assert isinstance(other, OpenAIProvider) and (other.model, other.timeout) == ("qwen2.5:7b", 5)
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from scout.compose import AnswerOutput, addresses_task, answer_task, neutralise, render_passages
 from scout.compose.prompt import MAX_PASSAGE_CHARS, NEUTRALISED, prompt_passages
-from scout.compose.schema import AddressesOutput
+from scout.providers.schema import AddressesOutput
 from tests.fakes.corpus import BACKUPS, CREDENTIALS, passage
 
 FENCE = re.compile(r"^-----(BEGIN|END) PASSAGE (\d+)(?: [A-Za-z0-9]{6,})?-----$", re.MULTILINE)

@@ -13,7 +13,8 @@ from scout.errors import ForgeError, NotFound
 from scout.forge.base import FileDiff, FileEntry, Project, RefPath
 from scout.forge.gitlab import GitLabForge
 from scout.forge.gitlab_archive import BadArchive, parse_archive
-from scout.forge.gitlab_http import MAX_THROTTLED, TooLarge, retry_after_seconds
+from scout.forge.gitlab_http import TooLarge, retry_after_seconds
+from scout.forge.retry import MAX_THROTTLED
 from tests.gitlab_server.server import GitLabServer
 from tests.helpers.forge_estate import SECRET, TOKEN, URL, build_estate
 

@@ -36,7 +36,7 @@ from scout.forge.gitlab_graphql import (
     query_complexity,
     render,
 )
-from scout.forge.gitlab_http import MAX_THROTTLED
+from scout.forge.retry import MAX_THROTTLED
 from tests.fakes.issues import kill_sweep_at, rounding_issue
 from tests.gitlab_server.graphql_api import MAX_COMPLEXITY
 from tests.gitlab_server.server import GitLabServer
@@ -475,3 +475,29 @@ def test_auto_sweeps_through_rest_where_gitlab_has_no_graphql(swept: Swept) -> N
     assert done.json()["forge_requests"]["graphql"] == 1
     said = [line for line in done.stderr.splitlines() if "through REST" in line]
     assert len(said) == 1 and "no GraphQL API there" in said[0]
+
+
+@pytest.mark.parametrize(
+    "fault, token, reason, requests",
+    [
+        ("500", TOKEN, "server error", 3),
+        ("502", TOKEN, "server error", 3),  # an HTML error page, not JSON
+        ("429", TOKEN, "rate limited", MAX_THROTTLED + 1),
+        (None, "wrong", "unauthorized", 1),  # a 401: never retried
+    ],
+)
+def test_rest_and_graphql_make_the_same_retry_decisions(
+    server: GitLabServer, fault: str | None, token: str, reason: str, requests: int
+) -> None:
+    # One policy (scout/forge/retry.py) for both transports: the same failure gets the same
+    # reason after the same number of requests, whichever API lists the issues.
+    if fault is not None:
+        server.inject(fault, times=None, retry_after=0)
+    outcomes = []
+    for api in ("rest", "graphql"):
+        forge = GitLabGraphQLForge(server.url, token, ["acme"], api=api, max_retries=2, backoff=0)
+        _OPEN.append(forge)
+        with pytest.raises(ForgeError) as caught:
+            list(forge.issues_updated_after("acme", None))
+        outcomes.append((api, caught.value.reason, sum(forge.requests.values())))
+    assert outcomes == [("rest", reason, requests), ("graphql", reason, requests)]

@@ -9,9 +9,9 @@ import pytest
 
 from scout.config import load_config
 from scout.corpus.index import index_estate
-from scout.corpus.languages import left_out, translation_language
 from scout.corpus.rules import CorpusRules
 from scout.demo.builder import EstateBuilder
+from scout.doc_paths import left_out, translation_language
 from scout.errors import ConfigError
 from scout.forge.local import LocalForge
 from scout.store import Store

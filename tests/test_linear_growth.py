@@ -15,13 +15,13 @@ from types import ModuleType
 
 import pytest
 
-from scout import retrieve, safe_text, schedule
-from scout.compose import citations, normalise, prompt
-from scout.compose.schema import AnswerOutput
-from scout.corpus import languages, markdown, markup, passages, rst
+from scout import doc_paths, normalise, retrieve, safe_text, schedule
+from scout.compose import citations, prompt
+from scout.corpus import markdown, markup, passages, rst
 from scout.errors import ScoutError
 from scout.providers import offline
 from scout.providers.base import PromptPassage
+from scout.providers.schema import AnswerOutput
 from signposts import audit, diffs, docs_map, extract_norm, extract_scan, extract_text, extract_urls
 from signposts.extract import extract_issue
 from signposts.references import DocsSite, ExtractContext
@@ -165,8 +165,8 @@ MODULES: dict[str, tuple[tuple[ModuleType, ...], Callable[[str], object], dict[s
         {"a hunk header": "@@ -1,2 +{} @@\n+x\n", "an added line": "@@ -1,2 +1,3 @@\n+{}\n"},
     ),
     "languages": (
-        (languages,),
-        lambda path: (languages.translation_language(path), languages.left_out(path, ["en"])),
+        (doc_paths,),
+        lambda path: (doc_paths.translation_language(path), doc_paths.left_out(path, ["en"])),
         {"a folder": "docs/{}/page.md", "a suffix": "docs/page.{}.md"},
     ),
     "schedule": (

@@ -112,7 +112,7 @@ def checker(
 
 
 def timed(validator: Validator, config: Any, url: str) -> tuple[float, str, str]:
-    from ingest.sweep import extract_context
+    from signposts.references import extract_context
 
     (reference,) = extract(url, extract_context(config, "acme/handbook")).references
     started = time.monotonic()

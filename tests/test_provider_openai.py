@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from scout.compose.schema import AddressesOutput, AnswerOutput
+from scout.config import Endpoint
 from scout.errors import ProviderError
 from scout.providers import REGISTRY, make_provider
-from scout.providers.base import Endpoint, Task, run_metered
+from scout.providers.base import Task, run_metered
 from scout.providers.openai import (
     REDACTED,
     OpenAIProvider,
@@ -27,6 +27,7 @@ from scout.providers.openai import (
     strict_schema,
     unfence,
 )
+from scout.providers.schema import AddressesOutput, AnswerOutput
 from tests.fakes.openai_api import DEFAULT_ADDRESSES, DEFAULT_ANSWER, USAGE, FakeOpenAI
 from tests.helpers.growth import assert_linear
 

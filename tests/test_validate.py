@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.sweep import Sweep, extract_context
+from ingest.sweep import Sweep
 from scout.config import load_config
 from scout.corpus.index import index_estate
 from scout.corpus.rules import CorpusRules
@@ -20,6 +20,7 @@ from scout.forge.local import LocalForge
 from scout.providers import make_provider
 from scout.store import SignpostRow, Store
 from signposts.extract import extract
+from signposts.references import extract_context
 from tests.helpers.run import Result
 from tests.helpers.validator import local_validator
 

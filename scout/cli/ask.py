@@ -18,6 +18,7 @@ from scout.cli.runtime import (
     question_text,
 )
 from scout.progress import Progress
+from scout.providers import configured_provider
 from scout.providers.base import Metered, Provider, T, Task, run_metered
 
 
@@ -66,7 +67,7 @@ def ask(
         result: AnswerResult = answer_question(
             asked,
             store=runtime.store(),
-            provider=lambda: _Shown(runtime.config.make_provider(name), progress),
+            provider=lambda: _Shown(configured_provider(runtime.config, name), progress),
             passages=passages or settings.passages,
             provider_name=name,
             projects=projects or None,

@@ -17,6 +17,7 @@ from scout.cli.runtime import (
     rows_option,
 )
 from scout.errors import UsageError
+from scout.providers import configured_provider
 
 
 @click.command(name="eval")
@@ -89,7 +90,7 @@ def evaluate(
         report = run_eval(
             questions,
             store=runtime.store(),
-            provider=runtime.config.make_provider(name, model=model),
+            provider=configured_provider(runtime.config, name, model=model),
             passages=passages or settings.passages,
             model=None if name == "offline" else chosen_model,
             progress=progress,

@@ -11,7 +11,8 @@ from typing import Any
 import click
 
 from scout.cli import commands
-from scout.cli.runtime import CONFIG_HELP, QUIET_HELP, Runtime, log
+from scout.cli.progress import log
+from scout.cli.runtime import CONFIG_HELP, QUIET_HELP, Runtime
 from scout.errors import ScoutError, UsageError
 from scout.safe_text import configure_logging, reset_logging
 

@@ -15,11 +15,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from scout.cli.runtime import log
+import click
+
 from scout.progress import Progress
 from scout.safe_text import printable
 
 LOG_EVERY = 5.0  # seconds between progress lines off a terminal
+
+
+def log(message: str) -> None:
+    """A log line on stderr (always): skipped files, retries, reasons."""
+    click.echo(printable(message, 2_000), err=True)
 
 
 def make_progress(quiet: bool, *, sink: Callable[[str], None] | None = None) -> Progress:

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from scout.cli.progress import make_progress
 from scout.config import Config, load_config
 from scout.errors import UsageError
-from scout.safe_text import json_safe, printable, printable_block
+from scout.safe_text import json_safe, printable_block
 from scout.store import Store
 
 if TYPE_CHECKING:
@@ -65,8 +66,6 @@ class Runtime:
 
     def progress(self) -> Progress:
         """The progress display for this command (closed by the command before it prints)."""
-        from scout.cli.progress import make_progress
-
         return make_progress(self.quiet)
 
     def close(self) -> None:
@@ -251,8 +250,3 @@ def emit_rows(
             click.echo(json_safe(json.dumps(jsonable(row), ensure_ascii=False, default=str)))
         return
     emit(rows if document is None else document, as_json, human, paged=True)
-
-
-def log(message: str) -> None:
-    """A log line on stderr (always): skipped files, retries, reasons."""
-    click.echo(printable(message, 2_000), err=True)

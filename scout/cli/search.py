@@ -6,6 +6,7 @@ model would be given: the way to see why a question was answered, or declined, a
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import click
@@ -21,6 +22,7 @@ from scout.cli.runtime import (
     rows_option,
 )
 from scout.hits import hits_json
+from scout.providers import configured_provider
 from scout.retrieve import MAX_SEARCH, MIN_PASSAGES
 from scout.table import Column, Styled, Terminal, table
 
@@ -56,7 +58,7 @@ def search(
     config = runtime.config
     expand = None
     if config.retrieval.expand == "model":
-        expand = config.make_provider  # a factory, called once
+        expand = functools.partial(configured_provider, config)  # a factory, called once
     found = searching(
         asked,
         store=runtime.store(),

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from scout.cli.progress import log
 from scout.cli.runtime import (
     Runtime,
     emit,
     emit_rows,
     json_option,
-    log,
     pass_runtime,
     rows_option,
 )
@@ -220,8 +220,8 @@ def extract(
     runtime: Runtime, project: str | None, dropped: bool, source: str, as_nl: bool, as_json: bool
 ) -> None:
     """Print the references in an issue (JSON issue or plain text, FILE or -); no network."""
-    from ingest.sweep import extract_context
     from signposts.extract import extract_issue, parse_issue_document
+    from signposts.references import extract_context
 
     if source == "-":
         raw_bytes = sys.stdin.buffer.read(MAX_DOCUMENT_BYTES + 1)

@@ -1,7 +1,6 @@
 """Prompt composition and the citation check: pure functions between retrieval and the provider."""
 
 from scout.compose.citations import CitationCheck, check, markers, unreadable
-from scout.compose.normalise import prose
 from scout.compose.prompt import (
     addresses_task,
     answer_task,
@@ -9,7 +8,8 @@ from scout.compose.prompt import (
     prompt_passages,
     render_passages,
 )
-from scout.compose.schema import AddressesOutput, AnswerOutput
+from scout.normalise import prose
+from scout.providers.schema import AddressesOutput, AnswerOutput
 
 __all__ = [
     "AddressesOutput",

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from scout.compose.normalise import prose
-from scout.compose.schema import AnswerOutput
+from scout.normalise import prose
+from scout.providers.schema import AnswerOutput
 
 # [3], [1, 2], [1; 2], [1-3], [2][4]: a bracket holding only numbers, separators and ranges.
 _MARKER = re.compile(r"\[\s*(\d{1,6}(?:\s*(?:,|;|-|–)\s*\d{1,6})*)\s*\]")
@@ -39,7 +39,7 @@ class CitationCheck:
 def markers(text: str) -> list[int]:
     """Passage numbers named by ``[n]`` markers in prose, in order (ranges expanded).
 
-    Read on :func:`~scout.compose.normalise.prose`, so ``[\u200b9]`` and ``［9］`` are ``[9]``.
+    Read on :func:`~scout.normalise.prose`, so ``[\u200b9]`` and ``［9］`` are ``[9]``.
     """
     found: list[int] = []
     for match in _MARKER.finditer(prose(text)):

@@ -16,9 +16,9 @@ import string
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-from scout.compose.normalise import disarm_markers, fold, visible
-from scout.compose.schema import AddressesOutput, AnswerOutput
+from scout.normalise import disarm_markers, fold, visible
 from scout.providers.base import PromptPassage, Task
+from scout.providers.schema import AddressesOutput, AnswerOutput
 from scout.store import PassageRecord
 
 MAX_PASSAGE_CHARS = 6_000

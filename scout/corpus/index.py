@@ -24,14 +24,14 @@ from scout.config import DocsSiteConfig
 from scout.corpus.budget import SPLIT_BUDGET_SECONDS, Clock, SplitTooSlow, split_budget
 from scout.corpus.passages import PASSAGES_FORMAT, redirect_stub, split_document
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
-from scout.errors import CannotCheck, ConfigError, ForgeError, NotFound
+from scout.errors import CannotCheck, ConfigError, ForgeError, ForgeReason, NotFound
 from scout.forge.base import FileEntry, Forge, Project
 from scout.progress import Progress, as_progress
 from scout.store import PassageRecord, ProjectRow, Store, now
 
 log = logging.getLogger("scout.index")
 # Forge failures that are about the forge as a whole, not one project: they stop the run.
-GLOBAL_FAULTS = frozenset({"unreachable", "rate limited"})
+GLOBAL_FAULTS: frozenset[ForgeReason] = frozenset({"unreachable", "rate limited"})
 
 
 class _Stopped(Exception):

@@ -16,6 +16,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from scout.corpus.markup import heading_attributes, render_roles, strip_shortcodes
+from scout.corpus.outline import Description, Heading, Include, Span, Table
 
 # A heading's source is cut to this before inline parsing; a 100 KB heading line stays cheap.
 MAX_HEADING_SOURCE = 1_000
@@ -43,17 +44,14 @@ class Outline:
     first_line: int = 0  # first line after the front matter
     title: str | None = None  # the front matter's `title:`, if any
     # the front matter's one-line `description:` (a page's summary, shown on the site) and its line
-    description: tuple[int, str] | None = None
-    # (first line, end line exclusive, level 1-6, plain text) of each top-level heading
-    headings: list[tuple[int, int, int, str]] = field(default_factory=list)
+    description: Description | None = None
+    headings: list[Heading] = field(default_factory=list)
     block_starts: list[int] = field(default_factory=list)  # lines where a top-level block begins
     anchors: dict[int, str] = field(default_factory=dict)  # heading line -> its explicit `{#id}`
-    code: list[tuple[int, int]] = field(default_factory=list)  # fenced and indented code spans
-    # top-level tables: (start, end exclusive, body start); a GFM header is its first row and the
-    # delimiter row under it
-    tables: list[tuple[int, int, int]] = field(default_factory=list)
-    # MyST include directives (```{include} path```): (first line, end line exclusive, path)
-    includes: list[tuple[int, int, str]] = field(default_factory=list)
+    code: list[Span] = field(default_factory=list)  # fenced and indented code spans
+    tables: list[Table] = field(default_factory=list)
+    # MyST include directives (```{include} path```)
+    includes: list[Include] = field(default_factory=list)
     # Snippet lines that show another file of the repository (pymdownx `--8<-- "file"`, the
     # `{* file.py *}` of FastAPI-style docs): (line, path as written); the line shows nothing.
     snippets: list[tuple[int, str]] = field(default_factory=list)
@@ -81,21 +79,21 @@ def outline(src: str) -> Outline:
         if token.type == "fence" and token.map is not None and _MYST_INCLUDE.match(token.info):
             argument = _MYST_INCLUDE.match(token.info)
             assert argument is not None
-            result.includes.append((token.map[0], token.map[1], argument.group(1).strip()))
+            result.includes.append(Include(token.map[0], token.map[1], argument.group(1).strip()))
         elif token.type == "code_block" and token.map is not None:
             if lines is None:
                 lines = src.split("\n")
             if not _opens_indented_content(lines, token.map[0]):
-                result.code.append((token.map[0], token.map[1]))
+                result.code.append(Span(token.map[0], token.map[1]))
         elif token.type == "fence" and token.map is not None:
-            result.code.append((token.map[0], token.map[1]))
+            result.code.append(Span(token.map[0], token.map[1]))
         elif token.type == "inline" and token.map is not None and _has_snippet(token.content):
             result.snippets += snippet_lines(token.content, token.map[0])
         if token.level != 0 or token.map is None or token.nesting == -1:
             continue
         start, end = token.map
         if token.type == "table_open":
-            result.tables.append((start, end, start + 2))
+            result.tables.append(Table(start, end, start + 2))
         if token.type == "front_matter":
             result.first_line = end
             result.title = front_matter_title(token.content)
@@ -103,7 +101,7 @@ def outline(src: str) -> Outline:
                 token.content, "description"
             )
             if found is not None and found[1].lower() != (result.title or "").lower():
-                result.description = (start + 1 + found[0], found[1])
+                result.description = Description(start + 1 + found[0], found[1])
             continue
         result.block_starts.append(start)
         if token.type == "heading_open":
@@ -115,7 +113,7 @@ def outline(src: str) -> Outline:
                     result.anchors[start] = anchor
                 if "}`" in source:  # a MyST role shows its text: {ref}`Text <target>`
                     source = render_roles(source)
-            result.headings.append((start, end, int(token.tag[1:]), heading_text(source)))
+            result.headings.append(Heading(start, end, int(token.tag[1:]), heading_text(source)))
     return result
 
 
@@ -165,7 +163,7 @@ def _toml_front_matter(src: str, result: Outline) -> str:
         if match.group(1) == "title" and value:
             result.title = value
         elif match.group(1) == "description" and value and value != result.title:
-            result.description = (k, value)
+            result.description = Description(k, value)
     result.first_line = end + 1
     return "\n" * (end + 1) + "\n".join(lines[end + 1 :])
 

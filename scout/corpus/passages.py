@@ -24,6 +24,7 @@ from itertools import accumulate
 import regex
 
 from scout.corpus import budget, markdown, markup, rst
+from scout.corpus.outline import Heading, Table
 
 log = logging.getLogger(__name__)
 
@@ -328,7 +329,7 @@ def split_rst(text: str, includes: list[Include] | None = None) -> list[Section]
     lines = _bounded_lines(text)
     titles, block_starts = rst.outline(lines)
     budget.check()
-    titles = [(s, e, level, _rst_title(lines, s, e, t)) for s, e, level, t in titles]
+    titles = [Heading(s, e, level, _rst_title(lines, s, e, t)) for s, e, level, t in titles]
     rendered = _render_rst(lines)
     budget.check()
     title = rst.document_title(lines) or implied_title(titles)
@@ -352,7 +353,7 @@ def split_rst(text: str, includes: list[Include] | None = None) -> list[Section]
     # A label directly above a title (blank lines and other labels between) names that section:
     # the section starts at the label, so the label never trails the section before it.
     starts = {start: index for index, (start, *_rest) in enumerate(headings)}
-    moved: list[tuple[int, int, int, str]] = list(headings)
+    moved: list[Heading] = list(headings)
     extra: list[tuple[int, str]] = []
     label_lines = {line for line, _ in rendered.labels}
     for line, label in rendered.labels:
@@ -365,7 +366,7 @@ def split_rst(text: str, includes: list[Include] | None = None) -> list[Section]
             extra.append((line, ident))
             continue
         start, end, level, heading = moved[target]
-        moved[target] = (min(start, line), end, level, heading)
+        moved[target] = Heading(min(start, line), end, level, heading)
         extra.append((k, ident))
     extra += [(line, "term-" + (rst.docutils_id(term) or term)) for line, term in rendered.terms]
     tables = rst.tables(lines)
@@ -383,7 +384,7 @@ def _rst_title(lines: list[str], start: int, end: int, text: str) -> str:
     return rst.title_text(markup.render_roles(raw.strip()))
 
 
-def implied_title(headings: Sequence[tuple[int, int, int, str]]) -> str | None:
+def implied_title(headings: Sequence[Heading]) -> str | None:
     """With no title field, a first heading that every other heading is under is the document's
     title (docutils' rule), so passages of its sections carry it whatever their level."""
     if headings and all(h[2] > headings[0][2] for h in headings[1:]):
@@ -392,15 +393,15 @@ def implied_title(headings: Sequence[tuple[int, int, int, str]]) -> str | None:
 
 
 def _with_objects(
-    titles: list[tuple[int, int, int, str]],
+    titles: list[Heading],
     objects: list[tuple[int, int, int, int, str, str]],
     lines: list[str],
-) -> tuple[list[tuple[int, int, int, str]], dict[int, str | None]]:
+) -> tuple[list[Heading], dict[int, str | None]]:
     """Section titles with Sphinx object descriptions (`markup.RstMarkup.objects`) made into
     sections one level under the section or object holding them, and the ids of those (by
     index). Text after an object's block, before the next title or object, goes back to the
     section holding it: a heading of no lines with that section's level and text resumes it."""
-    merged: list[tuple[int, int, int, str]] = []
+    merged: list[Heading] = []
     ids: dict[int, str | None] = {}
     # (first line, 0 for a title or 1 for an object, its index in its list), in document order
     events = sorted(
@@ -419,7 +420,7 @@ def _with_objects(
         parents = [p for p in parents if p[0] > line]
         level = (parents[-1][1] if parents else section[0] if section else 0) + 1
         ids[len(merged)] = _object_id(directive, names)
-        merged.append((line, signature_end, level, names[:MAX_HEADING_CHARS]))
+        merged.append(Heading(line, signature_end, level, names[:MAX_HEADING_CHARS]))
         parents.append((end, level, names[:MAX_HEADING_CHARS]))
         # Where text goes on after this block, before the next event, it is its holders' again:
         # the innermost open object's up to that one's end, and so on out to the section.
@@ -431,7 +432,7 @@ def _with_objects(
             stop = min(holder_end, following)
             if holder_text and any(lines[k].strip() for k in range(at, stop)):
                 ids[len(merged)] = None
-                merged.append((at, at, holder_level, holder_text))
+                merged.append(Heading(at, at, holder_level, holder_text))
             at = holder_end
     return merged, ids
 
@@ -460,7 +461,7 @@ def slugify(heading: str) -> str:
     ASCII, so the two agree except on non-ASCII letters ("Café" is "café" here, "cafe" there).
     """
     slug = _GITLAB_NON_WORD.sub("", heading.lower()).replace(" ", "-")
-    return _HYPHENS.sub("-", slug)
+    return str(_HYPHENS.sub("-", slug))  # str(): the regex package has no type stubs
 
 
 def mkdocs_slug(heading: str) -> str:
@@ -468,13 +469,13 @@ def mkdocs_slug(heading: str) -> str:
     character that is not a word character, space or hyphen removed, runs of spaces and hyphens
     one hyphen. Duplicates get _1, _2."""
     folded = unicodedata.normalize("NFKD", heading).encode("ascii", "ignore").decode()
-    return _MKDOCS_SPACES.sub("-", _MKDOCS_DROP.sub("", folded).strip().lower())
+    return str(_MKDOCS_SPACES.sub("-", _MKDOCS_DROP.sub("", folded).strip().lower()))
 
 
 def github_slug(heading: str) -> str:
     """The id Hugo (goldmark's "github" ids) and Docusaurus (github-slugger) give a heading:
     GitLab's rule without merging runs of hyphens ("A -- B" is "a----b")."""
-    return _GITLAB_NON_WORD.sub("", heading.lower()).replace(" ", "-")
+    return str(_GITLAB_NON_WORD.sub("", heading.lower())).replace(" ", "-")
 
 
 def window(
@@ -554,14 +555,14 @@ def _paragraph_starts(lines: Sequence[str], start: int, end: int) -> list[int]:
 
 def _assemble(
     lines: list[str],
-    headings: Sequence[tuple[int, int, int, str]],
+    headings: Sequence[Heading],
     block_starts: Sequence[int],
     first_line: int,
     title: str | None,
     anchors: Sequence[str | None],
     *,
     extra: Sequence[tuple[int, str]] = (),
-    tables: Sequence[tuple[int, int, int]] = (),
+    tables: Sequence[Table] = (),
     lead: int | None = None,
 ) -> list[Section]:
     """Sections from an outline: one region per heading (and one before the first), each cut
@@ -580,7 +581,7 @@ def _assemble(
         if heading[0] >= (ordered[-1][1] if ordered else first_line) and heading[1] >= heading[0]:
             ordered.append((*heading, anchor))
     if not title:
-        title = implied_title([h[:4] for h in ordered])
+        title = implied_title([Heading(*h[:4]) for h in ordered])
     stack: list[tuple[int, str]] = [(0, _clip(title))] if title else []
     regions: list[Region] = [
         (first_line, ordered[0][0] if ordered else len(lines), None, _path(stack), None)
@@ -652,9 +653,7 @@ def _lead_into(
     return lines, regions
 
 
-def _table_header(
-    lines: list[str], tables: Sequence[tuple[int, int, int]], start: int, end: int
-) -> str:
+def _table_header(lines: list[str], tables: Sequence[Table], start: int, end: int) -> str:
     """The longest header (with its rule) of the tables with a body in [start, end)."""
     inside = tables[bisect_left(tables, (start, 0, 0)) : bisect_left(tables, (end, 0, 0))]
     headers = [_lines_header(lines, table) for table in inside if table[1] > table[2]]
@@ -662,11 +661,11 @@ def _table_header(
     return header if len(header) <= MAX_TABLE_HEADER_CHARS else ""  # too big to repeat
 
 
-def _lines_header(lines: list[str], table: tuple[int, int, int]) -> str:
+def _lines_header(lines: list[str], table: Table) -> str:
     return "\n".join(lines[table[0] : table[2]]).rstrip("\n \t")
 
 
-def _table_of_row(tables: Sequence[tuple[int, int, int]], line: int) -> tuple[int, int, int] | None:
+def _table_of_row(tables: Sequence[Table], line: int) -> Table | None:
     """The table whose body (past its header) holds `line`."""
     index = bisect_right(tables, (line, 1 << 62, 1 << 62)) - 1  # the last starting at or before
     if index >= 0 and tables[index][2] <= line < tables[index][1]:
@@ -771,5 +770,5 @@ def _piece(lines: list[str], start: int, end: int) -> tuple[int, int, str]:
 def collapse_blank_lines(text: str) -> str:
     """Runs of blank lines as one: rendered-away markup leaves blank lines that carry nothing."""
     if "\n\n\n" in text or " \n" in text or "\t\n" in text:  # a run needs one of these
-        return _BLANK_RUN.sub("\n\n", text)
+        return str(_BLANK_RUN.sub("\n\n", text))
     return text

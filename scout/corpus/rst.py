@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from scout.corpus.outline import Heading, Table
+
 _ADORNMENT_CHARS = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 # Inline markup removed from title text: ``literal``, **strong**, *emphasis*, `role`, :role:`x`.
@@ -44,9 +46,9 @@ def _blank(line: str) -> bool:
     return not line.strip()
 
 
-def outline(lines: list[str]) -> tuple[list[tuple[int, int, int, str]], list[int]]:
-    """The titles (start, end, level, text) and top-level block starts of an reST document."""
-    headings: list[tuple[int, int, int, str]] = []
+def outline(lines: list[str]) -> tuple[list[Heading], list[int]]:
+    """The titles and top-level block starts of an reST document."""
+    headings: list[Heading] = []
     block_starts: list[int] = []
     styles: dict[tuple[str, bool], int] = {}
     i, n = 0, len(lines)
@@ -57,7 +59,7 @@ def outline(lines: list[str]) -> tuple[list[tuple[int, int, int, str]], list[int
         if found is not None:
             span, style, text = found
             level = styles.setdefault(style, len(styles) + 1)
-            headings.append((i, i + span, level, title_text(text)))
+            headings.append(Heading(i, i + span, level, title_text(text)))
             block_starts.append(i)
             i += span
             continue
@@ -154,12 +156,12 @@ _SIMPLE_RULE = re.compile(r"^\s*=+(?:[ \t]+=+)+\s*$")  # two columns at least: n
 MAX_TABLE_LINES = 5_000  # a simple table is looked for this far: bounded work per rule line
 
 
-def tables(lines: list[str]) -> list[tuple[int, int, int]]:
+def tables(lines: list[str]) -> list[Table]:
     """Tables with a header row, as (start, end, body start), 0-based, end exclusive: the lines
     [start, body start) are the header a passage starting inside the body repeats. A
     `list-table` with `:header-rows:` (its rows are bullets), a grid table with a `+===+` rule
     under its header, and a simple table whose header sits between its first two rules."""
-    found: list[tuple[int, int, int]] = []
+    found: list[Table] = []
     i = 0
     while i < len(lines):
         span = _list_table(lines, i) or _grid_table(lines, i) or _simple_table(lines, i)
@@ -172,7 +174,7 @@ def tables(lines: list[str]) -> list[tuple[int, int, int]]:
     return found
 
 
-def _list_table(lines: list[str], i: int) -> tuple[int, int, int] | None:
+def _list_table(lines: list[str], i: int) -> Table | None:
     directive = _LIST_TABLE.match(lines[i])
     if directive is None:
         return None
@@ -192,11 +194,11 @@ def _list_table(lines: list[str], i: int) -> tuple[int, int, int] | None:
     while end > k and _blank(lines[end - 1]):
         end -= 1
     if not header_rows or len(row_starts) <= header_rows:
-        return (i, end, end)  # no header, or no rows below it
-    return (row_starts[0], end, row_starts[header_rows])
+        return Table(i, end, end)  # no header, or no rows below it
+    return Table(row_starts[0], end, row_starts[header_rows])
 
 
-def _grid_table(lines: list[str], i: int) -> tuple[int, int, int] | None:
+def _grid_table(lines: list[str], i: int) -> Table | None:
     if not _GRID_BORDER.match(lines[i]):
         return None
     end, rule = i + 1, None
@@ -204,10 +206,10 @@ def _grid_table(lines: list[str], i: int) -> tuple[int, int, int] | None:
         if rule is None and _GRID_HEADER_RULE.match(lines[end]):
             rule = end
         end += 1
-    return (i, end, rule + 1 if rule is not None else end)
+    return Table(i, end, rule + 1 if rule is not None else end)
 
 
-def _simple_table(lines: list[str], i: int) -> tuple[int, int, int] | None:
+def _simple_table(lines: list[str], i: int) -> Table | None:
     """Top rule, header rows, a rule, body rows, and a closing rule followed by a blank line (or
     the end); a table whose second rule closes it has no header."""
     if not _SIMPLE_RULE.match(lines[i]) or (i and not _blank(lines[i - 1])):
@@ -218,11 +220,11 @@ def _simple_table(lines: list[str], i: int) -> tuple[int, int, int] | None:
             continue
         closes = k + 1 >= len(lines) or _blank(lines[k + 1])
         if middle is None and closes:
-            return (i, k + 1, k + 1)
+            return Table(i, k + 1, k + 1)
         if middle is None:
             middle = k
         elif closes:
-            return (i, k + 1, middle + 1)
+            return Table(i, k + 1, middle + 1)
     return None
 
 

@@ -15,12 +15,10 @@ from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
 from scout.config import CorpusConfig
-from scout.corpus.languages import left_out
+from scout.doc_paths import is_documentation, left_out
 from scout.forge.base import FileEntry, Project, in_groups
 
 MAX_FILE_BYTES = 1 << 20  # 1 MiB: larger "docs" are generated dumps, not prose people wrote
-DOC_SUFFIXES = {".md", ".markdown", ".mdx", ".rst"}
-README_NAMES = {"readme", "readme.txt"}
 
 
 @dataclass(frozen=True)
@@ -93,8 +91,3 @@ class CorpusRules:
         if entry.size > MAX_FILE_BYTES:
             return RuleDecision("file_too_large")
         return OK
-
-
-def is_documentation(path: str) -> bool:
-    name = PurePosixPath(path).name.lower()
-    return PurePosixPath(name).suffix in DOC_SUFFIXES or name in README_NAMES

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scout.answer import Outcome
+from scout.config import Expand
 from scout.evaluation.evalfile import Band
 from scout.providers.base import Usage
 
@@ -41,7 +43,7 @@ class Row:
 
     question: str
     band: Band
-    outcome: str  # answered | declined
+    outcome: Outcome
     reason: str | None
     cited: tuple[Cited, ...]
     cited_expected: tuple[bool, ...]  # per citation: inside an expected source
@@ -226,7 +228,7 @@ class EvalReport:
     model: str | None
     k: int
     rows: tuple[Row, ...]
-    expand: str = "off"  # retrieval.expand of the run: "off" | "model"
+    expand: Expand = "off"  # retrieval.expand of the run
 
     def to_json(self) -> dict[str, Any]:
         return {

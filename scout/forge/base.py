@@ -14,7 +14,30 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, get_args
+
+from scout.errors import ForgeError
+
+Visibility = Literal["public", "internal", "private"]
+MergeState = Literal["opened", "closed", "merged", "locked"]
+VISIBILITIES: tuple[Visibility, ...] = get_args(Visibility)
+MERGE_STATES: tuple[MergeState, ...] = get_args(MergeState)
+
+
+def visibility(value: object) -> Visibility:
+    """A project's visibility as GitLab or the estate spells it, or ForgeError("bad data")."""
+    for known in VISIBILITIES:
+        if value == known:
+            return known
+    raise ForgeError("bad data", f"a project visibility that is not one of {VISIBILITIES}")
+
+
+def merge_state(value: object) -> MergeState:
+    """A merge request's state as GitLab or the estate spells it, or ForgeError("bad data")."""
+    for known in MERGE_STATES:
+        if value == known:
+            return known
+    raise ForgeError("bad data", f"a merge request state that is not one of {MERGE_STATES}")
 
 
 @dataclass(frozen=True)
@@ -22,7 +45,7 @@ class Project:
     """Project metadata: enough for the corpus rules, without reading any content."""
 
     path: str  # full path, group/subgroup/project
-    visibility: str  # public | internal | private
+    visibility: Visibility
     archived: bool
     default_branch: str | None  # None for a repository with no commits
     web_url: str
@@ -74,7 +97,7 @@ class Diffs(list[FileDiff]):
 class MergeRequest:
     project: str
     iid: int
-    state: str  # opened | closed | merged | locked
+    state: MergeState
     target_branch: str
     source_branch: str | None = None
     sha: str | None = None  # head sha of the source branch (fast-forward merges land this)

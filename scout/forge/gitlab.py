@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
+from scout.doc_paths import is_documentation
 from scout.errors import CannotCheck, ForgeError, GroupNotFound, NotFound
 from scout.forge.base import (
     Commit,
@@ -31,7 +32,9 @@ from scout.forge.base import (
     Project,
     RefPath,
     count_lines,
+    merge_state,
     permalink,
+    visibility,
 )
 from scout.forge.gitlab_archive import BadArchive, Snapshot, parse_archive
 from scout.forge.gitlab_http import (
@@ -269,8 +272,6 @@ class GitLabForge:
     def _tree(self, project: Project, sha: str) -> Snapshot:
         """The tree listing; only files that could qualify are read (for their size and content),
         the others are listed with size 0, which the corpus rules never look at for them."""
-        from scout.corpus.rules import is_documentation
-
         snapshot, held = Snapshot(), 0
         query = {"ref": sha, "recursive": "true", "pagination": "keyset"}
         for data in self._http.pages("tree", f"{_base(project)}/repository/tree", query):
@@ -344,7 +345,7 @@ class GitLabForge:
         return MergeRequest(
             project=project.path,
             iid=_get(data, "iid", int),
-            state=_get(data, "state", str),
+            state=merge_state(data.get("state")),
             target_branch=_get(data, "target_branch", str),
             source_branch=data.get("source_branch"),
             sha=data.get("sha"),
@@ -524,7 +525,7 @@ def _base(project: Project) -> str:
 def _project(data: Any) -> Project:
     return Project(
         path=_get(data, "path_with_namespace", str),
-        visibility=_get(data, "visibility", str),
+        visibility=visibility(data.get("visibility")),
         archived=bool(data.get("archived", False)),
         default_branch=data.get("default_branch") or None,
         web_url=_get(data, "web_url", str),

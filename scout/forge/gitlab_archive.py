@@ -119,7 +119,7 @@ def parse_archive(data: bytes, limit: int) -> Snapshot:
     top: str | None = None
     try:
         bounded = _Bounded(_stream(data), limit)
-        with tarfile.open(fileobj=bounded, mode="r:") as tar:  # type: ignore[call-overload]
+        with tarfile.open(fileobj=bounded, mode="r:") as tar:
             while (member := tar.next()) is not None:
                 # tarfile keeps every header it has read; here one at a time is held
                 tar.members.clear()  # type: ignore[attr-defined]

@@ -31,10 +31,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from scout.errors import ForgeError, GroupNotFound
+from scout.errors import ForgeError, ForgeReason, GroupNotFound
 from scout.forge.base import Issue, Note
 from scout.forge.gitlab import GitLabForge
-from scout.forge.gitlab_http import MAX_PAGES, MAX_THROTTLED, _public_url, retry_after_seconds
+from scout.forge.gitlab_http import MAX_PAGES, _public_url, retry_after_seconds
+from scout.forge.retry import MAX_THROTTLED, Attempts, judge
 from scout.timefmt import from_forge
 
 log = logging.getLogger(__name__)
@@ -228,16 +229,6 @@ class GraphQLClient:
             self._local.client = client
         return client
 
-    def _throttle_wait(self, attempt: int) -> float:
-        """How long to wait after a 429: the shared limiter pauses every request itself (so
-        nothing more here); without one, Retry-After or the backoff."""
-        headers = self._local.headers or {}
-        if self._throttle is not None:
-            self._throttle(headers)
-            return 0.0
-        seconds = retry_after_seconds(headers.get("Retry-After"), time.time())
-        return self.backoff * 2**attempt if seconds is None else seconds
-
     def execute(self, make_query: Callable[[], str], on_timeout: Callable[[], bool]) -> Any:
         """The ``data`` of one query, after bounded retries; ForgeError (or Unsupported) if not.
 
@@ -254,7 +245,7 @@ class GraphQLClient:
         )
 
         httpx = _httpx()
-        attempt = throttled = 0
+        attempts = Attempts(self.max_retries, self.backoff)
         where = f"POST {_public_url(self.url)}/api/graphql"  # never user info from forge.url
         while True:
             query = make_query()
@@ -268,21 +259,21 @@ class GraphQLClient:
                 data = self._client().execute(query)
                 self._answered(self._local.headers or {})
                 return data
-            except gitlab.exceptions.GitlabAuthenticationError as exc:
-                raise ForgeError(
-                    "unauthorized",
-                    f"{where} answered 401; check the token (forge.token_env) and its read_api "
-                    "scope",
-                ) from exc
-            except gitlab.exceptions.GitlabHttpError as exc:
+            except (
+                gitlab.exceptions.GitlabAuthenticationError,  # a 401
+                gitlab.exceptions.GitlabHttpError,
+            ) as exc:
                 status, failure = exc.response_code, exc
-                if status == 404:
+                decision = judge(status)
+                if decision == "not found":
                     raise Unsupported(f"{where} answered 404: no GraphQL API there") from exc
-                if status == 403:
+                if decision == "unauthorized":
                     raise ForgeError(
-                        "unauthorized", f"{where} answered 403; the token needs the read_api scope"
+                        "unauthorized",
+                        f"{where} answered {status}; check the token (forge.token_env) and its "
+                        "read_api scope",
                     ) from exc
-                if status != 429 and (status is None or status < 500):
+                if decision not in ("throttle", "retry"):
                     raise ForgeError("bad data", f"{where} answered {status}") from exc
                 detail = f"answered {status}"
             except TransportQueryError as exc:
@@ -312,41 +303,40 @@ class GraphQLClient:
                 # Not a GraphQL answer: an HTML error page, a body cut short.
                 status, failure = self._local.status, exc
                 detail = f"answered {status}, not GraphQL"
-            wait, reason = self._wait(status, attempt, failure)
+            reason = self._reason(status, failure)
             if reason == "rate limited" and self._throttle is not None:
                 # The shared limiter paused every request (REST's too); its waiting budget, not
                 # the retry count, bounds how long a throttled run goes on.
-                throttled += 1
-                if throttled <= MAX_THROTTLED:
+                if attempts.may_throttle():
+                    self._throttle(self._local.headers or {})
                     continue
                 raise ForgeError(
                     reason, f"{where} still answered 429 after {MAX_THROTTLED} waits"
                 ) from failure
-            if attempt >= self.max_retries:
+            wait = attempts.backoff_wait()
+            if wait is None:
                 raise ForgeError(
-                    reason, f"{where} {detail}, after {attempt + 1} attempt(s)"
+                    reason, f"{where} {detail}, after {attempts.made} attempt(s)"
                 ) from failure
-            log.warning("%s %s; retry %d in %.1fs", where, detail, attempt + 1, wait)
+            if reason == "rate limited":  # no shared limiter: GitLab's Retry-After, if it says
+                seconds = retry_after_seconds(
+                    (self._local.headers or {}).get("Retry-After"), time.time()
+                )
+                wait = wait if seconds is None else seconds
+            log.warning("%s %s; retry %d in %.1fs", where, detail, attempts.retries, wait)
             self._sleep(wait)
-            attempt += 1
 
-    def _wait(self, status: int | None, attempt: int, failure: Exception) -> tuple[float, str]:
-        """Seconds to wait before the next attempt, and the reason to give if there is none.
-
-        The REST side's rules (``gitlab_http``): a 429 waits under the shared limiter (or for
-        ``Retry-After``), anything else transient backs off exponentially.
-        """
+    def _reason(self, status: int | None, failure: Exception) -> ForgeReason:
+        """What a failure the policy retries is called if the retries run out."""
         from gql.transport.exceptions import TransportConnectionFailed, TransportProtocolError
 
         if status == 429:
-            return self._throttle_wait(attempt), "rate limited"
+            return "rate limited"
         if isinstance(failure, TransportConnectionFailed):
-            reason = "unreachable"
-        elif isinstance(failure, TransportProtocolError) and (status or 0) < 500:
-            reason = "bad data"
-        else:
-            reason = "server error"
-        return self.backoff * 2**attempt, reason
+            return "unreachable"
+        if isinstance(failure, TransportProtocolError) and (status or 0) < 500:
+            return "bad data"
+        return "server error"
 
 
 def _httpx() -> Any:

@@ -5,7 +5,8 @@ Main rule: every request the GitLab forge makes goes through ``Transport.call``,
 and turns every python-gitlab or requests exception into ``scout.errors.ForgeError`` chained
 ``from exc``. Messages name the method, the API path and the status, never the token or a body.
 
-We run our own retry loop and call python-gitlab with its retries off. Its loop sleeps for
+We run our own retry loop, under the policy in ``scout/forge/retry.py`` that the GraphQL client
+follows too, and call python-gitlab with its retries off. Its loop sleeps for
 whatever ``Retry-After`` says without a bound, fails on an HTTP-date ``Retry-After``, retries out
 of our sight (so retries could not be counted), backs off per thread, treats a refused connection
 like a dropped one, and cannot retry a body that breaks while it is being streamed; ours counts
@@ -46,6 +47,7 @@ import requests
 import urllib3.exceptions
 
 from scout.errors import CannotCheck, ForgeError, NotFound, RateLimitBudget
+from scout.forge.retry import MAX_THROTTLED, Attempts, judge
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +55,6 @@ T = TypeVar("T")
 
 WAIT_BUDGET = 900.0  # seconds of rate-limit pauses per run, all threads together
 WINDOW = 60.0  # seconds: GitLab's throttle period when a 429 names no wait
-MAX_THROTTLED = 12  # 429s answered to one call before it gives up, whatever the waits
 JSON_LIMIT = 32 * 1024 * 1024  # bytes of one JSON page
 PER_PAGE = 100  # GitLab's maximum page size
 MAX_PAGES = 10_000  # one listing never follows more pages than this
@@ -307,7 +308,7 @@ class Transport:
 
         Statuses in ``refused`` return None instead of raising, for callers with a fallback.
         """
-        attempt = throttled = 0
+        attempts = Attempts(self.max_retries, self.backoff)
         where = f"{method.upper()} {path.split('?', 1)[0]}"
         while True:
             self.limiter.before_request()
@@ -333,26 +334,25 @@ class Transport:
                 status = exc.response_code
                 if status is not None and status in refused:
                     return None
-                if status == 429 and throttled < MAX_THROTTLED:
+                decision = judge(status)
+                if decision == "throttle" and attempts.may_throttle():
                     last = self._last
                     paused = self.limiter.throttled(last.headers if last is not None else {})
-                    throttled += 1
                     log.warning(
                         "%s answered 429; retry %d in %.1fs (every thread waits)",
                         where,
-                        throttled,
+                        attempts.throttled,
                         paused,
                     )
                     continue
-                wait, reason = self._judge_status(status, attempt)
-                if wait is not None and attempt < self.max_retries:
+                wait = attempts.backoff_wait() if decision == "retry" else None
+                if wait is not None:
                     log.warning(
-                        "%s answered %s; retry %d in %.1fs", where, status, attempt + 1, wait
+                        "%s answered %s; retry %d in %.1fs", where, status, attempts.retries, wait
                     )
                     self._sleep(wait)
-                    attempt += 1
                     continue
-                raise self._status_error(reason, status, where) from exc
+                raise self._status_error(status, where) from exc
             except (
                 requests.exceptions.ChunkedEncodingError,
                 requests.exceptions.ContentDecodingError,
@@ -360,27 +360,26 @@ class Transport:
                 requests.exceptions.ConnectionError,
                 _Transient,
             ) as exc:
-                retry = not (
+                refused_connection = (
                     isinstance(exc, requests.exceptions.ConnectionError)
                     and not isinstance(exc, requests.exceptions.Timeout)
                     and _refused(exc)
                 )
-                if retry and attempt < self.max_retries:
-                    wait = self.backoff * 2**attempt
+                wait = None if refused_connection else attempts.backoff_wait()
+                if wait is not None:
                     log.warning(
                         "%s failed (%s); retry %d in %.1fs",
                         where,
                         type(exc).__name__,
-                        attempt + 1,
+                        attempts.retries,
                         wait,
                     )
                     self._sleep(wait)
-                    attempt += 1
                     continue
-                what = "connection refused" if not retry else type(exc).__name__
+                what = "connection refused" if refused_connection else type(exc).__name__
                 raise ForgeError(
                     "unreachable",
-                    f"{where} on {self.public_url}: {what} after {attempt + 1} attempt(s); "
+                    f"{where} on {self.public_url}: {what} after {attempts.made} attempt(s); "
                     "check forge.url and that GitLab is up",
                 ) from exc
             except _BadData as exc:
@@ -390,27 +389,23 @@ class Transport:
                     "unreachable", f"{where} on {self.public_url}: {type(exc).__name__}"
                 ) from exc
 
-    def _judge_status(self, status: int | None, attempt: int) -> tuple[float | None, str]:
-        """(seconds to wait before a retry or None for no retry, reason if we give up)."""
-        if status is not None and status >= 500:
-            return self.backoff * 2**attempt, "server error"
-        return None, "rate limited" if status == 429 else "bad data"
-
-    def _status_error(self, reason: str, status: int | None, where: str) -> ForgeError:
-        if status == 404:
+    def _status_error(self, status: int | None, where: str) -> ForgeError:
+        """The failure a status is once the policy retries it no more."""
+        decision = judge(status)
+        if decision == "not found":
             return NotFound(f"{where}")
-        if status in (401, 403):
+        if decision == "unauthorized":
             return ForgeError(
                 "unauthorized",
                 f"{where} answered {status}; check the token (forge.token_env) and its access",
             )
-        if status == 429:
+        if decision == "throttle":
             return ForgeError(
                 "rate limited", f"{where} still answered 429 after {MAX_THROTTLED} waits"
             )
-        if reason == "server error":
+        if decision == "retry":
             return ForgeError("server error", f"{where} answered {status} after retries")
-        return ForgeError("bad data", f"{where} answered {status}")
+        return ForgeError(decision, f"{where} answered {status}")
 
     # bodies
 

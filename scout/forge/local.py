@@ -30,7 +30,9 @@ from scout.forge.base import (
     RefPath,
     count_lines,
     in_groups,
+    merge_state,
     permalink,
+    visibility,
 )
 from scout.forge.git import GitRepo
 from scout.toml_input import TomlProblem, read_toml
@@ -74,7 +76,7 @@ class LocalForge:
             branch = None
         return Project(
             path=path,
-            visibility=str(row.get("visibility", "private")),
+            visibility=visibility(row.get("visibility", "private")),
             archived=bool(row.get("archived", False)),
             default_branch=branch,
             web_url=f"{base}/{path}",
@@ -237,7 +239,7 @@ class LocalForge:
         return MergeRequest(
             project=project.path,
             iid=iid,
-            state=str(row.get("state", "opened")),
+            state=merge_state(row.get("state", "opened")),
             target_branch=str(row.get("target_branch", project.default_branch or "main")),
             source_branch=row.get("source_branch"),
             sha=row.get("sha") or self._branch_sha(project, row.get("source_branch")),

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from scout.config import Config, Endpoint, ProviderName, check_model
 from scout.errors import ProviderError, UsageError
-from scout.providers.base import Endpoint, PromptPassage, Provider, ProviderName, Task
+from scout.providers.base import PromptPassage, Provider, Task
 
 Factory = Callable[[str, float | None, Endpoint], Provider]
 
@@ -71,6 +72,29 @@ def make_provider(
     return factory(model, timeout, endpoint or Endpoint())
 
 
+def configured_provider(
+    config: Config,
+    name: str | None = None,
+    *,
+    model: str | None = None,
+    timeout: float | None = None,
+) -> Provider:
+    """The provider ``name`` (default: answer.provider) with the model, timeout and endpoint
+    ``config`` sets (``model`` and ``timeout`` override them); ConfigError naming
+    ``answer.model`` when a provider that needs a model named gets none. (Here, not on
+    ``Config``: the config sits below the providers and never imports them.)"""
+    answer = config.answer
+    name = name or answer.provider
+    if model is None:
+        check_model(config.source, answer, name)
+    return make_provider(
+        name,
+        model=model or answer.model,
+        timeout=answer.timeout if timeout is None else timeout,
+        endpoint=answer.endpoint(),
+    )
+
+
 __all__ = [
     "REGISTRY",
     "Endpoint",
@@ -78,5 +102,6 @@ __all__ = [
     "Provider",
     "ProviderName",
     "Task",
+    "configured_provider",
     "make_provider",
 ]

@@ -15,25 +15,8 @@ from pydantic import BaseModel
 
 T = TypeVar("T", bound=BaseModel)
 
-# The one list of provider names: the registry is keyed by it and the config validates against it.
-ProviderName = Literal["claude-local", "anthropic", "openai", "offline"]
-
 # Bounds what a provider reads back from a model: generous for an answer, small for memory.
 MAX_REPLY_BYTES = 1_000_000
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where an HTTP provider that is not Anthropic's sends its calls, and what they cost.
-
-    ``api_key_env`` names the variable holding the key (never the key itself); the prices are US
-    dollars per million tokens, None when unknown (the cost is then reported as unknown).
-    """
-
-    base_url: str = "https://api.openai.com/v1"
-    api_key_env: str = "OPENAI_API_KEY"
-    price_in: float | None = None
-    price_out: float | None = None
 
 
 @dataclass(frozen=True)
@@ -46,11 +29,14 @@ class PromptPassage:
     text: str
 
 
+TaskKind = Literal["answer", "addresses", "expand"]  # expand: the question alone, no passages
+
+
 @dataclass(frozen=True)
 class Task(Generic[T]):
     """What to ask: the rendered prompt for models, the raw material for the offline composer."""
 
-    kind: str  # "answer" | "addresses" | "expand" (the question alone, no passages)
+    kind: TaskKind
     system: str
     user: str
     output: type[T]

@@ -13,10 +13,10 @@ import unicodedata
 from collections.abc import Callable
 from typing import cast
 
-from scout.compose.normalise import disarm_markers
-from scout.compose.schema import AddressesOutput, AnswerOutput, ExpansionOutput
 from scout.errors import ProviderError
+from scout.normalise import disarm_markers
 from scout.providers.base import Metered, PromptPassage, T, Task, Usage
+from scout.providers.schema import AddressesOutput, AnswerOutput, ExpansionOutput
 from scout.retrieve import query_terms, stem, words
 
 # Share of the question's content words one passage must contain, in its heading or its text,

@@ -33,8 +33,9 @@ import httpx2
 import openai
 from pydantic import BaseModel, ValidationError
 
+from scout.config import Endpoint
 from scout.errors import ProviderError
-from scout.providers.base import MAX_REPLY_BYTES, Endpoint, Metered, T, Task, Usage
+from scout.providers.base import MAX_REPLY_BYTES, Metered, T, Task, Usage
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 2
@@ -106,7 +107,8 @@ class BoundedTransport(httpx2.HTTPTransport):
 def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema as strict structured output wants it: every object closed
     (``additionalProperties: false``) with every property required, unportable keywords out."""
-    return _strict(model.model_json_schema(), 0)
+    schema: dict[str, Any] = _strict(model.model_json_schema(), 0)
+    return schema
 
 
 def _strict(node: Any, depth: int) -> Any:

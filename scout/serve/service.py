@@ -29,6 +29,7 @@ from scout.answer import search as search_passages
 from scout.config import Config
 from scout.errors import ProviderError, Refused, ScoutError, StoreError, UsageError
 from scout.hits import hits_json
+from scout.providers import configured_provider
 from scout.providers.base import Metered, Provider, T, Task, run_metered
 from scout.retrieve import MAX_SEARCH, MIN_PASSAGES
 from scout.safe_text import printable
@@ -204,7 +205,7 @@ class Service:
         # The slot is freed when the thread ends, not when this caller stops waiting for it.
         future.add_done_callback(lambda _: self._release_soon(loop))
         try:
-            document = await asyncio.wait_for(
+            document: dict[str, Any] = await asyncio.wait_for(
                 asyncio.shield(asyncio.wrap_future(future)), self.settings.answer_timeout
             )
         except TimeoutError:
@@ -247,7 +248,9 @@ class Service:
         result = answer_question(
             question,
             store=self.store(),
-            provider=lambda: _Counted(self.config.make_provider(timeout=timeout), self.metrics),
+            provider=lambda: _Counted(
+                configured_provider(self.config, timeout=timeout), self.metrics
+            ),
             passages=answer.passages,
             provider_name=answer.provider,
             projects=projects or None,
@@ -258,7 +261,7 @@ class Service:
     def _search(self, question: str, limit: int, projects: list[str]) -> list[dict[str, Any]]:
         expand = None
         if self.config.retrieval.expand == "model":
-            expand = lambda: _Counted(self.config.make_provider(), self.metrics)  # noqa: E731
+            expand = lambda: _Counted(configured_provider(self.config), self.metrics)  # noqa: E731
         found = search_passages(
             question,
             store=self.store(writes=False),

@@ -14,18 +14,11 @@ from pathlib import Path
 
 from scout import timefmt
 from scout.errors import StoreError
+from scout.records import PassageHit, PassageRecord
 from scout.store.corpus import Corpus
 from scout.store.faults import Guarded, store_fault
 from scout.store.questions import QuestionLog
-from scout.store.records import (
-    IssueRow,
-    PassageHit,
-    PassageRecord,
-    ProjectRow,
-    QuestionRow,
-    SignpostRow,
-    SweepStatus,
-)
+from scout.store.records import IssueRow, ProjectRow, QuestionRow, SignpostRow, SweepStatus
 from scout.store.schema import BUSY_TIMEOUT_MS, MIGRATIONS, connect, migrate, schema_version
 from scout.store.sweep import SweepState
 

@@ -8,8 +8,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from scout.errors import StoreError
+from scout.records import PassageRecord
 from scout.store.faults import Guarded
-from scout.store.records import PassageRecord
 
 
 class Connected:

@@ -6,14 +6,13 @@ import sqlite3
 from collections.abc import Iterable
 
 from scout.errors import StoreDamaged, StoreError
+from scout.records import PassageHit, PassageRecord
 from scout.store.base import Connected
 from scout.store.faults import DAMAGED_HELP
 from scout.store.records import (
     PASSAGE_COLUMNS,
     PASSAGE_FIELDS,
     PROJECT_COLUMNS,
-    PassageHit,
-    PassageRecord,
     ProjectRow,
     by_name,
     passage_from_row,

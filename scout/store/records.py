@@ -1,4 +1,5 @@
-"""The store's records: what a row of each table is, read back by column name.
+"""The store's records: what a row of each table is, read back by column name (the passage
+itself is in ``scout/records.py``, below the verdict that holds passages).
 
 Column lists are derived from these types, so a field added here is a column read everywhere.
 """
@@ -10,40 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
-from scout.kinds import PassageKind, passage_kind
+from scout.records import PassageRecord
 from scout.verdict import Check, Kind, Status, Verdict, checks_from_json
 
 R = TypeVar("R")
-
-
-@dataclass(frozen=True)
-class PassageRecord:
-    """A passage as written: where it was read (project, path, sha, lines) and what it says."""
-
-    project: str
-    path: str
-    sha: str
-    line_start: int
-    line_end: int
-    heading: str
-    body: str
-    source: str  # docs | code
-    origin: str  # corpus | signpost
-    url: str
-    target: str | None = None  # for origin = signpost: the key of the signpost target it belongs to
-
-    @property
-    def kind(self) -> PassageKind:
-        """docs | readme | changelog | code: how the passage goes stale (``scout.kinds``)."""
-        return passage_kind(self.path, self.source)
-
-
-@dataclass(frozen=True)
-class PassageHit(PassageRecord):
-    """A passage found by search, with its BM25 score (lower is better) and row id."""
-
-    id: int = 0
-    score: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from scout import timefmt
+from scout.records import PassageRecord
 from scout.store.base import Connected
 from scout.store.records import (
     ISSUE_COLUMNS,
@@ -14,7 +15,6 @@ from scout.store.records import (
     PASSAGE_COLUMNS,
     SIGNPOST_COLUMNS,
     IssueRow,
-    PassageRecord,
     SignpostRow,
     SweepStatus,
     by_name,

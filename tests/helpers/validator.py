@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ingest.sweep import extract_context
 from scout.config import load_config
 from scout.corpus.rules import CorpusRules
 from scout.demo.builder import EstateBuilder
 from scout.forge.local import LocalForge
 from scout.providers import make_provider
-from signposts.references import ExtractContext
+from signposts.references import ExtractContext, extract_context
 from signposts.validate import Validator
 from tests.helpers.config import render_config
 

@@ -1,16 +1,24 @@
-"""Which language a documentation path is a translation into, from its path alone.
+"""What a documentation path says on its own: whether it names a page of documentation, and
+which language the page is a translation into.
 
-Main rule: a path is a translation when a folder is a language tag under a folder that holds
-locales (`doc-locale/ja-jp/`, `i18n/fr/`, `locales/de/`), or directly under a docs folder
-(`docs/ja/`, `content/fr/`), or when the file name carries a language before its extension
-(`page.ja.md`, `README.zh-CN.md`). A language tag is an ISO 639-1 code, optionally with a script
-or region (`pt-br`, `zh_Hans`). Decided on the path alone so that the corpus rules can judge a
-signpost target before reading it.
+Main rule: decided on the path alone, so that the forge can skip reading files that cannot qualify
+and the corpus rules can judge a signpost target before reading it; it lives among the
+foundations because both the forge and the corpus ask.
+
+Documentation is a Markdown or reStructuredText file, or a README. A path is a translation when a
+folder is a language tag under a folder that holds locales (`doc-locale/ja-jp/`, `i18n/fr/`,
+`locales/de/`), or directly under a docs folder (`docs/ja/`, `content/fr/`), or when the file name
+carries a language before its extension (`page.ja.md`, `README.zh-CN.md`). A language tag is an
+ISO 639-1 code, optionally with a script or region (`pt-br`, `zh_Hans`).
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
+
+DOC_SUFFIXES = {".md", ".markdown", ".mdx", ".rst"}
+README_NAMES = {"readme", "readme.txt"}
 
 # ISO 639-1 (two-letter) language codes.
 ISO_639_1 = frozenset(
@@ -65,3 +73,8 @@ def left_out(path: str, languages: tuple[str, ...] | list[str]) -> str | None:
         return None
     listed = {language_tag(item) or item.lower() for item in languages}
     return None if language in listed else language
+
+
+def is_documentation(path: str) -> bool:
+    name = PurePosixPath(path).name.lower()
+    return PurePosixPath(name).suffix in DOC_SUFFIXES or name in README_NAMES
