@@ -161,6 +161,8 @@ class Worker:
         self.cycle = cycle
         self.load = load
         self.stop = threading.Event()
+        self.stopped_by: str | None = None  # the signal that set ``stop``, if one did
+        self.said_stopping = False
         self.cycles = 0
         self.failures = 0
         self.left_running = False  # a cycle was still running when the worker had to go
@@ -259,6 +261,7 @@ class Worker:
         while thread.is_alive():
             thread.join(0.2)
             if self.stop.is_set():
+                self._say_stopping()
                 thread.join(STOP_GRACE)
                 if thread.is_alive():
                     self.left_running = True
@@ -277,17 +280,28 @@ class Worker:
             if remaining <= 0:
                 return True
             self.stop.wait(min(remaining, 0.5))
+        self._say_stopping()
         return False
+
+    def _say_stopping(self) -> None:
+        """The line a signal's stop gets, once, from the main thread (see ``run_forever``)."""
+        if self.stopped_by is not None and not self.said_stopping:
+            self.said_stopping = True
+            log.info(
+                "%s: stopping; the cycle in progress keeps what it has committed", self.stopped_by
+            )
 
     def run_forever(self, *, wait_first: bool = False) -> None:
         """Cycles until SIGTERM or SIGINT; returns within about STOP_GRACE seconds of either."""
 
         def _stop(signum: int, _frame: object) -> None:
-            if self.stop.is_set():
-                return
-            name = signal.Signals(signum).name
-            log.info("%s: stopping; the cycle in progress keeps what it has committed", name)
-            self.stop.set()
+            # No I/O here: the handler runs between two bytecodes of the main thread, which may
+            # be inside a write to stderr. A log line from here was a re-entrant write
+            # (RuntimeError on a buffered stderr, as under systemd), raised before the stop was
+            # set: the signal was lost and the worker slept on. The main thread says it.
+            if not self.stop.is_set():
+                self.stopped_by = signal.Signals(signum).name
+                self.stop.set()
 
         previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
@@ -309,4 +323,5 @@ class Worker:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+        self._say_stopping()
         log.info("worker stopped after %d cycle(s)", self.cycles)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 
 from scout.demo.builder import EstateBuilder
 from tests.helpers.config import render_config
-from tests.helpers.run import SCOUT, Result
+from tests.helpers.run import Result, run_cli
 
 _PLUGIN = Path(__file__).parent / "gitlab_server" / "pytest_plugin.py"
 pytest_plugins = ["tests.gitlab_server.pytest_plugin"] if _PLUGIN.exists() else []
@@ -48,7 +47,8 @@ def write_config(tmp_path: Path) -> Callable[..., Path]:
 
 @pytest.fixture
 def scout(tmp_path: Path) -> Callable[..., Result]:
-    """Run the real ``scout`` as a subprocess (exit codes and stdout/stderr kept apart)."""
+    """Run the real ``scout`` in a process of its own (exit codes and stdout/stderr kept apart;
+    ``tests.helpers.run.run_cli``)."""
 
     def run(
         *args: str,
@@ -57,17 +57,13 @@ def scout(tmp_path: Path) -> Callable[..., Result]:
         input: str | None = None,
         timeout: float = 120,
     ) -> Result:
-        command = [*SCOUT, *(["--config", str(config)] if config else []), *args]
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
+        return run_cli(
+            [*(["--config", str(config)] if config else []), *args],
             cwd=tmp_path,
             env={**os.environ, **(env or {})},
             input=input,
             timeout=timeout,
         )
-        return Result(done.returncode, done.stdout, done.stderr)
 
     return run
 

@@ -13,7 +13,6 @@ import os
 import re
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 import pytest
 
 from scout.demo.estate import QUESTIONS, build_demo_estate
+from tests.helpers.run import run_completed
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 ROUNDS = 4
@@ -29,10 +29,11 @@ SHA = re.compile(r"\b[0-9a-f]{40}\b")
 
 
 def _scout(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "scout", "--config", str(config), *args],
-        capture_output=True,
-        text=True,
+    # exec_: this test's other threads use SQLite while scout runs, and a lock one of them
+    # holds at a fork would stay held in the child (tests.helpers.run)
+    return run_completed(
+        ["--config", str(config), *args],
+        exec_=True,
         timeout=60,
         env={k: v for k, v in os.environ.items() if not k.startswith("SCOUT_")},
     )

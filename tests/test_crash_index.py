@@ -12,8 +12,6 @@ import os
 import random
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,6 +19,7 @@ import pytest
 
 from scout.demo.builder import EstateBuilder
 from tests.helpers.config import render_config
+from tests.helpers.run import Started, start_cli
 from tests.helpers.served import integrity, state
 
 pytestmark = pytest.mark.faults
@@ -58,12 +57,8 @@ def _committed(db: Path) -> int:
         return -1
 
 
-def _index(config: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "scout", "--config", str(config), "index"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+def _index(config: Path) -> Started:
+    return start_cli(["--config", str(config), "index"])
 
 
 @pytest.mark.slow

@@ -28,6 +28,7 @@ from scout.providers.claude_local import ClaudeLocalProvider
 from scout.store import Store
 from tests.fakes.corpus import make_store, write_config
 from tests.fakes.messages_api import FakeMessagesAPI, message
+from tests.helpers.run import run_completed
 
 pytestmark = pytest.mark.faults
 
@@ -46,13 +47,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _ask(config: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "scout", "--config", str(config), "ask", QUESTION, "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    return run_completed(["--config", str(config), "ask", QUESTION, "--json"], env=env, timeout=60)
 
 
 def _logged(directory: Path) -> list[str]:

@@ -40,7 +40,6 @@ from scout.forge.retry import MAX_THROTTLED
 from tests.fakes.issues import kill_sweep_at, rounding_issue
 from tests.gitlab_server.graphql_api import MAX_COMPLEXITY
 from tests.gitlab_server.server import GitLabServer
-from tests.helpers.run import SCOUT
 from tests.helpers.served import TOKEN, TOKEN_ENV, Served, run_scout, serve_demo, state
 
 URL = "https://gitlab.acme.example"
@@ -449,7 +448,7 @@ def test_a_graphql_sweep_killed_anywhere_then_rerun_equals_a_rest_sweep(swept: S
     for trial, point in enumerate(points):
         config = _copy_store(swept.indexed, _config(swept.served, f"kill{trial}", "graphql"))
         db = config.parent / "scout.db"
-        died = kill_sweep_at([*SCOUT, "--config", str(config), "sweep"], db, point, env)
+        died = kill_sweep_at(["--config", str(config), "sweep"], db, point, env)
         if died is not None:
             killed_at.append(died)
         done = run_scout(config, "sweep")

@@ -25,7 +25,7 @@ from scout.cli.progress import LogProgress
 from scout.demo.builder import EstateBuilder
 from scout.demo.estate import build_demo_estate
 from tests.helpers.config import render_config
-from tests.helpers.run import Result
+from tests.helpers.run import PIPE, Result, Started, start_cli
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 SCOUT = [sys.executable, "-m", "scout"]
@@ -85,9 +85,7 @@ def _whole_issues(db: Path) -> int:
     return len(issues)
 
 
-def _wait_for(
-    condition: Callable[[], bool], process: subprocess.Popen[str], seconds: float
-) -> None:
+def _wait_for(condition: Callable[[], bool], process: Started, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and process.poll() is None:
         if condition():
@@ -96,15 +94,9 @@ def _wait_for(
     raise AssertionError(f"condition not met (exit {process.poll()})")
 
 
-def _start(config: Path, cwd: Path, *args: str) -> subprocess.Popen[str]:
+def _start(config: Path, cwd: Path, *args: str) -> Started:
     """The real ``scout`` with ``config`` running ``args``, its output piped, for signals."""
-    return subprocess.Popen(
-        [*SCOUT, "--config", str(config), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=cwd,
-    )
+    return start_cli(["--config", str(config), *args], stdout=PIPE, stderr=PIPE, cwd=cwd)
 
 
 def _alive(pid: int) -> bool:

@@ -30,6 +30,7 @@ from scout.report import ProjectSummary, Report, render_html
 from scout.store import Store, SweepStatus
 from scout.verdict import Check, Kind
 from signposts.audit import rejections
+from tests.helpers.run import run_cli
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -45,7 +46,8 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = root / "scout.toml"
     config.write_text(DEMO_CONFIG.read_text(), encoding="utf-8")
     for command in ("index", "sweep"):
-        subprocess.run([*SCOUT, "--config", str(config), command], check=True, capture_output=True)
+        done = run_cli(["--config", str(config), command])
+        assert done.code == 0, done.stderr
     with Store.open(root / "scout.db") as store:
         for n, (question, outcome) in enumerate(
             [
@@ -65,12 +67,8 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 asked_at=f"2026-11-0{n + 1}T00:00:00Z",
             )
     target = root / "report.html"
-    done = subprocess.run(
-        [*SCOUT, "--config", str(config), "report", "--html", str(target), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    done = run_cli(["--config", str(config), "report", "--html", str(target), "--json"])
+    assert done.code == 0, done.stderr
     assert done.stdout.startswith('{\n  "html": ')
     return target
 

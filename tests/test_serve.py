@@ -20,6 +20,7 @@ import pytest
 from scout.store import Store
 from tests.fakes.corpus import BACKUPS, CREDENTIALS, DEPLOY, filler, make_store
 from tests.fakes.serving import SCOUT, claude_on_path, running, write_serve_config
+from tests.helpers.run import Started, run_cli
 
 ERROR_KEYS = {"error"}
 
@@ -33,14 +34,9 @@ def error(response: httpx.Response) -> dict[str, Any]:
 def cli_json(config: Path, *args: str, env: dict[str, str] | None = None) -> Any:
     import os
 
-    done = subprocess.run(
-        [*SCOUT, "--config", str(config), *args, "--json"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        check=True,
-    )
-    return json.loads(done.stdout)
+    done = run_cli(["--config", str(config), *args, "--json"], env={**os.environ, **(env or {})})
+    assert done.code == 0, done.stderr
+    return done.json()
 
 
 @pytest.fixture
@@ -380,7 +376,7 @@ def test_sigterm_drains_answers_in_flight_and_exits_0(corpus: Path) -> None:
         httpx.get(server.url + "/healthz")
 
 
-def _wait_for(condition: Any, process: subprocess.Popen[bytes]) -> None:
+def _wait_for(condition: Any, process: Started) -> None:
     import time
 
     deadline = time.monotonic() + 60

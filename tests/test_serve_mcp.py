@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,19 +21,16 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.fakes.corpus import make_store
-from tests.fakes.serving import SCOUT, running, write_serve_config
+from tests.fakes.serving import running, write_serve_config
+from tests.helpers.run import run_cli
 
 QUESTION = "How do I rotate keys?"
 
 
 def cli_json(config: Path, *args: str) -> Any:
-    done = subprocess.run(
-        [*SCOUT, "--config", str(config), *args, "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout)
+    done = run_cli(["--config", str(config), *args, "--json"])
+    assert done.code == 0, done.stderr
+    return done.json()
 
 
 def text_of(result: Any) -> Any:

@@ -18,7 +18,7 @@ import pytest
 
 from scout.demo.builder import EstateBuilder
 from tests.helpers.config import render_config
-from tests.helpers.run import Result
+from tests.helpers.run import PIPE, Result, start_cli
 from tests.helpers.served import integrity as _integrity
 
 QUESTION = "How do I rotate the vault keys?"
@@ -400,12 +400,7 @@ def test_backups_taken_while_index_writes_each_hold_one_committed_state(
     db = tmp_path / "scout.db"
     config = _config(tmp_path, db)
     backups: list[Path] = []
-    with subprocess.Popen(
-        [sys.executable, "-m", "scout", "--config", str(config), "index"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as index:
+    with start_cli(["--config", str(config), "index"], stderr=PIPE) as index:
         try:
             while index.poll() is None or not backups:
                 if not db.exists():

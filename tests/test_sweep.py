@@ -19,7 +19,7 @@ import pytest
 from scout.demo.builder import EstateBuilder
 from scout.demo.estate import build_demo_estate
 from tests.fakes.issues import kill_sweep_at, rounding_issue
-from tests.helpers.run import Result
+from tests.helpers.run import Result, run_cli
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 CANARY = "CANARY-7f3a9c-do-not-store"
@@ -91,12 +91,11 @@ def _busy_demo(directory: Path) -> Path:
 
 @pytest.mark.slow
 def test_sigkill_at_any_point_then_rerun_equals_an_uninterrupted_sweep(tmp_path: Path) -> None:
-    run = [sys.executable, "-m", "scout", "--config"]
     reference_dir = tmp_path / "reference"
     reference_dir.mkdir()
     config = _busy_demo(reference_dir)
-    subprocess.run([*run, str(config), "index"], check=True, capture_output=True)
-    subprocess.run([*run, str(config), "sweep"], check=True, capture_output=True)
+    for command in ("index", "sweep"):
+        assert run_cli(["--config", str(config), command]).code == 0
     expected = _state(reference_dir / "scout.db")
     total = len(expected["issues"])
 
@@ -108,11 +107,11 @@ def test_sigkill_at_any_point_then_rerun_equals_an_uninterrupted_sweep(tmp_path:
         trial_dir.mkdir()
         trial_config = _busy_demo(trial_dir)
         db = trial_dir / "scout.db"
-        subprocess.run([*run, str(trial_config), "index"], check=True, capture_output=True)
-        died = kill_sweep_at([*run, str(trial_config), "sweep"], db, point)
+        assert run_cli(["--config", str(trial_config), "index"]).code == 0
+        died = kill_sweep_at(["--config", str(trial_config), "sweep"], db, point)
         if died is not None:
             killed_at.append(died)
-        subprocess.run([*run, str(trial_config), "sweep"], check=True, capture_output=True)
+        assert run_cli(["--config", str(trial_config), "sweep"]).code == 0
         assert _state(db) == expected, f"killed after {point} issues"
     # the kills must land at many different points, not all before or after the sweep
     assert len(set(killed_at)) >= 5, killed_at

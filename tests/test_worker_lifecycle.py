@@ -10,6 +10,7 @@ server holds for far longer (30 s), and the test checks it left without waiting 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import signal
@@ -22,11 +23,13 @@ from pathlib import Path
 
 import pytest
 
+from ingest.worker import Worker
+from scout.config import load_config
 from scout.demo.builder import EstateBuilder
 from scout.demo.estate import build_demo_estate
 from tests.gitlab_server.server import GitLabServer
 from tests.helpers.config import render_config
-from tests.helpers.run import Result
+from tests.helpers.run import PIPE, Result, Started, run_cli, start_cli
 from tests.helpers.served import TOKEN, TOKEN_ENV, config_text, placeholder
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
@@ -43,18 +46,17 @@ def _demo(tmp_path: Path, schedule: str) -> Path:
     return config
 
 
-def _start(config: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [*SCOUT, "--config", str(config), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+def _start(config: Path, *args: str, env: dict[str, str] | None = None) -> Started:
+    return start_cli(
+        ["--config", str(config), *args],
+        stdout=PIPE,
+        stderr=PIPE,
         cwd=config.parent,
         env={**os.environ, **(env or {})},
     )
 
 
-def _read_until(process: subprocess.Popen[str], needle: str, lines: list[str]) -> None:
+def _read_until(process: Started, needle: str, lines: list[str]) -> None:
     """Read the worker's log until a line holds ``needle`` (or the worker ends)."""
     assert process.stderr is not None
     while True:
@@ -92,7 +94,7 @@ def _projects(db: Path) -> int:
         conn.close()
 
 
-def _wait_for(condition: Callable[[], bool], process: subprocess.Popen[str]) -> None:
+def _wait_for(condition: Callable[[], bool], process: Started) -> None:
     # a hang guard only: what is asserted is the state reached, not how long it took
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
@@ -126,6 +128,38 @@ def test_wait_first_waits_for_the_schedule(tmp_path: Path) -> None:
     assert json.loads(out) == {"cycles": 0}
     assert re.search(r"first cycle at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", log), log
     assert not (tmp_path / "scout.db").exists()
+
+
+def test_a_sigterm_while_the_worker_writes_its_log_still_stops_it(tmp_path: Path) -> None:
+    """The signal handler only sets the stop; the main thread says so. A handler that logged
+    wrote to stderr re-entrantly when the signal fell inside a log line (RuntimeError on a
+    buffered stderr, before the stop was set), and the worker slept on to its schedule."""
+    config = load_config(_demo(tmp_path, "1d"))
+    worker = Worker(config, cycle=lambda current, stop: pytest.fail("no cycle is due"))
+    records: list[logging.LogRecord] = []
+
+    class SignalMidLine(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+            if record.getMessage().startswith("worker started"):
+                signal.raise_signal(signal.SIGTERM)  # handled here, inside this log line
+
+    handler = SignalMidLine()
+    logger = logging.getLogger("scout.worker")
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        worker.run_forever(wait_first=True)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    said = [(r.getMessage(), r.funcName) for r in records]
+    assert said[1:] == [
+        ("SIGTERM: stopping; the cycle in progress keeps what it has committed", "_say_stopping"),
+        ("worker stopped after 0 cycle(s)", "run_forever"),
+    ]
+    assert worker.cycles == 0
 
 
 def test_the_worker_refuses_to_start_without_its_token_variable(
@@ -302,13 +336,10 @@ def test_index_and_sweep_on_sigterm_exit_143_saying_what_was_kept(
     db = tmp_path / "scout.db"
     if command == "sweep":
         # many issues, each listing slow: a sweep long enough to be signalled
-        done = subprocess.run(
-            [*SCOUT, "--config", str(config), "index"],
-            env={**os.environ, TOKEN_ENV: TOKEN},
-            capture_output=True,
-            timeout=120,
+        done = run_cli(
+            ["--config", str(config), "index"], env={**os.environ, TOKEN_ENV: TOKEN}, timeout=120
         )
-        assert done.returncode == 0, done.stderr
+        assert done.code == 0, done.stderr
         server.inject("slow", times=None, match="/notes", delay=1.0)
     else:
         server.inject("slow", times=None, match="/repository/archive", delay=0.4)

@@ -240,7 +240,10 @@ def front_matter_block(yaml: str, key: str) -> tuple[int, str] | None:
 
     Folded and literal scalars alike become one line: the value is shown as one summary line.
     """
-    lines = yaml.split("\n")
+    # Only the lines a value can be on are split off: the rest of a huge front matter is never
+    # touched (a million-line value costs what a 1,050-line one does).
+    window = MAX_TOML_LINES + MAX_BLOCK_LINES
+    lines = yaml.split("\n", window)[:window]
     prefix = key + ":"
     for k, line in enumerate(lines[:MAX_TOML_LINES]):
         if not line.startswith(prefix):

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
+
+from tests.helpers.run import start_cli
 
 
 def rounding_issue(n: int, web: str, **extra: Any) -> dict[str, Any]:
@@ -41,13 +42,12 @@ def committed_issues(db: Path) -> int:
 
 
 def kill_sweep_at(
-    command: list[str], db: Path, point: int, env: dict[str, str] | None = None
+    args: list[str], db: Path, point: int, env: dict[str, str] | None = None
 ) -> int | None:
-    """Run a sweep (``command``) and SIGKILL it once ``point`` issues are committed; the store
-    must pass SQLite's integrity check after. Returns where it died (None: it finished first)."""
-    process = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
-    )
+    """Run ``scout ARGS`` (a sweep) and SIGKILL it once ``point`` issues are committed; the
+    store must pass SQLite's integrity check after. Returns where it died (None: it finished
+    first)."""
+    process = start_cli(args, env=env)
     killed_at = None
     while process.poll() is None and committed_issues(db) < point:
         time.sleep(0.002)

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.helpers.run import Started, start_cli
+
 SCOUT = [sys.executable, "-m", "scout"]
 FAKE_CLAUDE = Path(__file__).parent / "fake_claude.py"
 # Starting Python, uvicorn and the app: generous, because the machine is shared.
@@ -29,7 +31,7 @@ START_SECONDS = 60.0
 @dataclass
 class Server:
     url: str
-    process: subprocess.Popen[bytes]
+    process: Started
     log: Path
 
     def stop(self, sig: int = signal.SIGTERM, wait: float = 30.0) -> int:
@@ -51,7 +53,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+def wait_until_up(url: str, process: Started, log: Path) -> None:
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -72,8 +74,8 @@ def running(
     port = free_port()
     log = config.parent / f"serve-{port}.log"
     with open(log, "wb") as err, open(log.with_suffix(".out"), "wb") as out:
-        process = subprocess.Popen(
-            [*SCOUT, "--config", str(config), "serve", "--port", str(port), *args],
+        process = start_cli(
+            ["--config", str(config), "serve", "--port", str(port), *args],
             stdout=out,
             stderr=err,
             cwd=config.parent,

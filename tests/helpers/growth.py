@@ -20,6 +20,7 @@ words (`a<spaces>a`, which is what a lazy group before a greedy tail needs).
 from __future__ import annotations
 
 import gc
+import math
 import re
 import re._constants as sre_constants
 import re._parser as sre_parser
@@ -41,15 +42,17 @@ _PAIRS = {"[": "]", "(": ")", "{": "}", "<": ">", "`": "`", "*": "*", '"': '"', 
 _ALWAYS = (" ", "\t", "a", "0", "-", "\n")
 
 
-def _seconds(run: Callable[[str], object], text: str, repeats: int) -> float:
+def _seconds(run: Callable[[str], object], text: str, repeats: int, calls: int = 1) -> float:
+    """The best of ``repeats`` timings of ``calls`` calls, per call."""
     best = float("inf")
     enabled = gc.isenabled()
     gc.disable()
     try:
         for _ in range(repeats):
             started = time.thread_time()
-            run(text)
-            best = min(best, time.thread_time() - started)
+            for _ in range(calls):
+                run(text)
+            best = min(best, (time.thread_time() - started) / calls)
     finally:
         if enabled:
             gc.enable()
@@ -61,7 +64,9 @@ def growth(run: Callable[[str], object], make: Make) -> tuple[int, float]:
 
     One timing of each first; a ratio over the bound is measured again (twice at most) as the
     best of five interleaved timings, so a scheduler pause on a loaded machine does not read as
-    quadratic work."""
+    quadratic work, and the second time at 2n and 8n: linear code can step once between two
+    sizes (a buffer outgrowing a cache: rst titles read 5x to 6.4x from 2,048 to 8,192
+    characters and 3.9x from 4,096 to 16,384), quadratic work is 16x at every size."""
     n = START_N
     while True:
         at_n = _seconds(run, make(n), 1)
@@ -73,13 +78,18 @@ def growth(run: Callable[[str], object], make: Make) -> tuple[int, float]:
     if at_4n < FLOOR_SECONDS:  # 4 * MAX_N characters in under the floor: cut before any work
         return n, 1.0
     ratio = at_4n / max(at_n, 1e-9)
-    for _ in range(2):  # quadratic work is over the bound every time; a pause is not
+    for shift in range(2):  # quadratic work is over the bound every time; a pause is not
         if ratio <= MAX_RATIO:
             break
+        if shift:
+            small, big = make(2 * n), make(8 * n)
+        # A function still under the floor at MAX_N is timed over enough calls to pass it: a
+        # ratio of two timer readings of a few microseconds is noise (6.1x once, under load).
+        calls = max(1, math.ceil(FLOOR_SECONDS / max(at_n, 1e-6)))
         times = {len(small): float("inf"), len(big): float("inf")}
         for _ in range(5):  # interleaved, so a slow spell of the machine slows both sizes
             for text in (small, big):
-                times[len(text)] = min(times[len(text)], _seconds(run, text, 1))
+                times[len(text)] = min(times[len(text)], _seconds(run, text, 1, calls))
         ratio = times[len(big)] / max(times[len(small)], 1e-9)
     return n, ratio
 
@@ -97,12 +107,15 @@ def assert_linear(make: Callable[[int], Callable[[], object]], n: int) -> None:
     """``make(size)`` returns a call over an input of that size; it must grow linearly (time at
     4n at most MAX_RATIO times time at n, the best of ROUNDS runs each, taken in turn).
 
-    A ratio over the bound is measured again, twice at most, as growth() does: quadratic work is
-    over the bound every time (16x at 4n), while a parallel run's neighbour sharing the caches
-    pushed linear code to 6.4x once in a full run."""
+    A ratio over the bound is measured again, twice at most, as growth() does, the last time at
+    2n and 8n: quadratic work is over the bound every time (16x at 4n), while a parallel run's
+    neighbour sharing the caches pushed linear code to 6.4x once in a full run, and a step
+    between two sizes is at one size only."""
     small_run, large_run = make(n), make(4 * n)
     ratio = 0.0
-    for _ in range(3):
+    for attempt in range(3):
+        if attempt == 2:
+            small_run, large_run = make(2 * n), make(8 * n)
         small = large = float("inf")
         enabled = gc.isenabled()
         gc.disable()  # as timeit does: a collection falling in one run is not the code's growth

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from click.testing import CliRunner
 from scout.cli.main import cli
 from scout.demo.estate import DOCS_URL, DemoEstate, build_demo_estate
 from tests.gitlab_server.server import GitLabServer
-from tests.helpers.run import SCOUT, Result
+from tests.helpers.run import Result, run_cli
 
 TOKEN_ENV = "SCOUT_TEST_GITLAB_TOKEN"
 TOKEN = "glpat-h9-do-not-print-0123456789"
@@ -85,15 +84,12 @@ path = "scout.db"
 def run_scout(
     config: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60
 ) -> Result:
-    done = subprocess.run(
-        [*SCOUT, "--config", str(config), *args],
-        capture_output=True,
-        text=True,
+    return run_cli(
+        ["--config", str(config), *args],
         env={**os.environ, TOKEN_ENV: TOKEN, **(env or {})},
         timeout=timeout,
         cwd=config.parent,
     )
-    return Result(done.returncode, done.stdout, done.stderr)
 
 
 @dataclass
