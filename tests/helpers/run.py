@@ -102,8 +102,14 @@ def _forked(
             stdin.seek(0)
         source = stdin.fileno() if input is not None else None
         pid = _fork(args, cwd, env, (source, stdout.fileno(), stderr.fileno()))
-        code = _wait(pid, timeout, args)
-        return Result(code, _read(stdout, encoding), _read(stderr, encoding))
+        child = Started(pid, args, None, None)
+        try:
+            code = child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+            raise
+        return Result(code, _read(stdout), _read(stderr))
 
 
 def _encoding() -> str:
@@ -126,27 +132,14 @@ def _fork(
     return pid
 
 
-def _read(stream: IO[bytes], encoding: str) -> str:
-    # As subprocess.run(text=True) reads: universal newlines, the locale's encoding.
+def _read(stream: IO[bytes]) -> str:
     stream.seek(0)
-    return stream.read().decode(encoding).replace("\r\n", "\n").replace("\r", "\n")
+    return _decoded(stream.read())
 
 
-def _wait(pid: int, timeout: float, args: list[str]) -> int:
-    deadline = time.monotonic() + timeout
-    fd = os.pidfd_open(pid)
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
-                raise subprocess.TimeoutExpired([*SCOUT, *args], timeout)
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return os.waitstatus_to_exitcode(status)
-    finally:
-        os.close(fd)
+def _decoded(data: bytes) -> str:
+    # As subprocess.run(text=True) reads: universal newlines, the locale's encoding.
+    return data.decode(_encoding()).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _fresh_run(
@@ -325,10 +318,7 @@ class Started:
         return self._drained(self._out), self._drained(self._err)
 
     def _drained(self, fd: int | None) -> str | None:
-        if fd is None:
-            return None
-        text = bytes(self._pipes[fd]).decode(_encoding(), errors="replace")
-        return text.replace("\r\n", "\n")
+        return None if fd is None else _decoded(bytes(self._pipes[fd]))
 
     def __enter__(self) -> Started:
         return self
