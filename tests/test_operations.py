@@ -58,27 +58,33 @@ def _demo(
 
 
 def _query(db: Path, sql: str) -> list[tuple[object, ...]]:
+    return _read_together(db, sql)[0]
+
+
+def _read_together(db: Path, *sql: str) -> list[list[tuple[object, ...]]]:
+    """Each statement's rows, all read in one transaction: a sweep committing meanwhile cannot
+    show one statement's rows without the other's (no rows while the store is not there)."""
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
     except sqlite3.Error:
-        return []
+        return [[] for _ in sql]
     try:
-        return conn.execute(sql).fetchall()
+        conn.execute("begin")
+        return [conn.execute(statement).fetchall() for statement in sql]
     except sqlite3.Error:
-        return []
+        return [[] for _ in sql]
     finally:
         conn.close()
 
 
 def _whole_issues(db: Path) -> int:
     """Committed issues, after checking each has exactly one verdict per stored reference."""
-    issues = _query(db, "select project, iid, refs from issues")
-    verdicts = dict(
-        ((str(p), int(str(i))), int(str(n)))
-        for p, i, n in _query(
-            db, "select issue_project, issue_iid, count(*) from signposts group by 1, 2"
-        )
+    issues, counted = _read_together(
+        db,
+        "select project, iid, refs from issues",
+        "select issue_project, issue_iid, count(*) from signposts group by 1, 2",
     )
+    verdicts = dict(((str(p), int(str(i))), int(str(n))) for p, i, n in counted)
     for project, iid, refs in issues:
         assert verdicts.get((str(project), int(str(iid))), 0) == len(json.loads(str(refs)))
     assert sum(verdicts.values()) == sum(len(json.loads(str(r))) for *_, r in issues)
