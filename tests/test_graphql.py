@@ -310,8 +310,10 @@ def test_gitlab_timeouts_shrink_the_page_and_it_grows_back(server: GitLabServer)
 
 
 def test_a_client_timeout_shrinks_the_page(server: GitLabServer) -> None:
-    server.inject("slow", match="/api/graphql", delay=1.0)
-    forge = _graphql(server, graphql_timeout=0.3)
+    # One request slowed far past the timeout, and a timeout the others cannot reach even on a
+    # loaded machine (at 0.3 s, pages that were not slowed timed out too in a 4-worker run)
+    server.inject("slow", match="/api/graphql", delay=2.5)
+    forge = _graphql(server, graphql_timeout=1.0)
     assert len(list(forge.issues_updated_after("acme", None))) == ISSUES
     assert forge.requests["graphql"] == 1 + 4  # timed out; then 50, 50, 50, 100 a page
 
