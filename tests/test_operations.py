@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -198,11 +199,34 @@ def test_ctrl_c_during_ask_exits_130_and_kills_the_claude_child(
     assert _query(db, "select count(*) from questions") == [(0,)]
 
 
+def gated_git(directory: Path, marker: str) -> tuple[Path, Path]:
+    """A ``git`` first on PATH that, called for a repository whose path holds ``marker``, creates
+    the returned file and waits there (until killed or ``released`` exists), so a signal can be
+    sent while a command is surely half-way; any other call runs git."""
+    real = shutil.which("git")
+    assert real is not None
+    bin_dir = directory / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    reached = directory / "reached"
+    script = bin_dir / "git"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'case "$*" in *"{marker}"*)\n'
+        f'  : > "{reached}"\n'
+        f'  while [ ! -e "{directory}/released" ]; do sleep 0.05; done ;;\n'
+        "esac\n"
+        f'exec "{real}" "$@"\n'
+    )
+    script.chmod(0o755)
+    return bin_dir, reached
+
+
 @pytest.mark.slow
 def test_ctrl_c_during_index_exits_130(tmp_path: Path) -> None:
-    # many small projects, so the index has many commit points to be interrupted between
+    # many small projects, so the index has many commit points to be interrupted between; git
+    # waits at the sixth, so the interrupt lands after five are kept and before the rest
     builder = EstateBuilder(tmp_path / "estate")
-    for n in range(40):
+    for n in range(10):
         files = {
             f"docs/page{k}.md": f"## P{n} page {k}\n\nwidget{n}x{k} text.\n" for k in range(20)
         }
@@ -211,12 +235,17 @@ def test_ctrl_c_during_index_exits_130(tmp_path: Path) -> None:
     config = tmp_path / "scout.toml"
     config.write_text(render_config(tmp_path / "estate"), encoding="utf-8")
     db = tmp_path / "scout.db"
-    process = _start(config, tmp_path, "index")
+    bin_dir, reached = gated_git(tmp_path, "/acme/p05 ls-tree")
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    process = start_cli(
+        ["--config", str(config), "index"], stdout=PIPE, stderr=PIPE, cwd=tmp_path, env=env
+    )
     try:
-        _wait_for(lambda: bool(_query(db, "select 1 from projects")), process, 60)
+        _wait_for(reached.exists, process, 60)
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=30)
     finally:
+        (tmp_path / "released").touch()
         process.kill()
     assert (process.returncode, out) == (130, ""), err
     assert err.startswith("scout: interrupted; projects indexed before the interrupt are kept")
@@ -225,7 +254,7 @@ def test_ctrl_c_during_index_exits_130(tmp_path: Path) -> None:
     assert conn.execute("pragma integrity_check").fetchone()[0] == "ok"
     indexed = conn.execute("select count(*) from projects").fetchone()[0]
     conn.close()
-    assert 1 <= indexed < 40
+    assert indexed == 5
 
 
 def test_worker_once_text_shows_the_index_and_the_sweep(

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from scout.errors import StoreError
-from scout.store import MIGRATIONS, PassageRecord, ProjectRow, Store
+from scout.store import MIGRATIONS, PassageRecord, ProjectRow, Store, schema
 
 
 def _passage(n: int, project: str = "acme/a") -> PassageRecord:
@@ -75,6 +78,63 @@ def test_reopening_applies_no_migration_twice(tmp_path: Path) -> None:
     Store.open(tmp_path / "s.db", create=True).close()
     store = Store.open(tmp_path / "s.db")
     assert store.schema_version == len(MIGRATIONS)
+
+
+def test_a_migration_another_connection_applied_meanwhile_is_not_applied_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A store one migration behind, opened by two processes at once (a backup while the first
+    # index after an upgrade migrates): both read the old version; the second to take the write
+    # lock must find the migration done, not run it again ("duplicate column name").
+    db = tmp_path / "s.db"
+    with monkeypatch.context() as patch:
+        patch.setattr(schema, "MIGRATIONS", MIGRATIONS[:-1])
+        Store.open(db, create=True).close()
+    other = schema.connect(db)
+    other.execute("begin immediate")  # the first process, holding the lock mid-migration
+    waiting = threading.Event()
+    failure: list[BaseException] = []
+    versions: list[int] = []
+
+    def second() -> None:
+        conn = schema.connect(db)  # a connection belongs to the thread that made it
+        conn.set_trace_callback(lambda sql: waiting.set() if sql == "begin immediate" else None)
+        try:
+            schema.migrate(conn, db)
+            versions.append(schema.schema_version(conn))
+        except BaseException as exc:  # reported by the assertion below
+            failure.append(exc)
+        finally:
+            conn.close()
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    assert waiting.wait(30), "the second connection never asked for the write lock"
+    for statement in schema._statements(MIGRATIONS[-1]()):
+        other.execute(statement)
+    other.execute(f"pragma user_version = {len(MIGRATIONS)}")
+    other.execute("commit")
+    thread.join(30)
+    other.close()
+    assert not thread.is_alive()
+    assert (failure, versions) == ([], [len(MIGRATIONS)])
+
+
+def test_stores_opened_by_many_processes_at_once_are_migrated_once(tmp_path: Path) -> None:
+    dbs = [tmp_path / f"s{n}.db" for n in range(4)]
+    script = (
+        "import sys\nfrom pathlib import Path\nfrom scout.store import Store\n"
+        "Store.open(Path(sys.argv[1]), create=True).close()\n"
+    )
+    for db in dbs:
+        openers = [
+            subprocess.Popen([sys.executable, "-c", script, str(db)], stderr=subprocess.PIPE)
+            for _ in range(4)
+        ]
+        errors = [opener.communicate(timeout=60)[1].decode() for opener in openers]
+        assert [opener.returncode for opener in openers] == [0] * 4, errors
+        with Store.open(db) as store:
+            assert store.schema_version == len(MIGRATIONS)
 
 
 def test_a_missing_store_is_an_error_unless_created(tmp_path: Path) -> None:

@@ -263,24 +263,57 @@ def schema_version(conn: sqlite3.Connection) -> int:
 
 
 def migrate(conn: sqlite3.Connection, path: Path) -> None:
-    """Apply the migrations this database has not had; StoreError if it is newer than the code."""
+    """Apply the migrations this database has not had; StoreError if it is newer than the code.
+
+    Another process may be opening the same store (``scout backup`` while a first ``scout index``
+    migrates, two first runs at once): each migration re-reads the version under the write lock
+    it runs in, so it is applied once, by whichever connection takes the lock first.
+    """
+    if _check_version(conn, path) == len(MIGRATIONS):
+        return  # up to date: no write lock, so opening never waits behind a writer
+    while True:
+        conn.execute("begin immediate")
+        try:
+            version = _check_version(conn, path)
+            if version == len(MIGRATIONS):
+                conn.execute("commit")
+                return
+            # statement by statement, not executescript, which commits the open transaction
+            # first and so would run the migration outside the lock the version was read under
+            for statement in _statements(MIGRATIONS[version]()):
+                conn.execute(statement)
+            conn.execute(f"pragma user_version = {version + 1}")
+            conn.execute("commit")
+        except BaseException:
+            if conn.in_transaction:
+                try:
+                    conn.execute("rollback")
+                except sqlite3.Error:
+                    pass  # SQLite may have ended it already: the error raised is the cause
+            raise
+
+
+def _check_version(conn: sqlite3.Connection, path: Path) -> int:
     version = schema_version(conn)
     if version > len(MIGRATIONS):
         raise StoreError(
             f"store {path} has schema {version}, newer than this Scout "
             f"({len(MIGRATIONS)}): upgrade Scout"
         )
-    for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
-        # One script, its own transaction: executescript would commit any open one first,
-        # so the schema change and its version number land together or not at all.
-        try:
-            conn.executescript(
-                f"begin immediate;\n{migration()}\npragma user_version = {number};\ncommit;"
-            )
-        except sqlite3.Error:
-            if conn.in_transaction:
-                try:
-                    conn.execute("rollback")
-                except sqlite3.Error:
-                    pass  # SQLite may have ended it already: the error above is the cause
-            raise
+    return version
+
+
+def _statements(script: str) -> list[str]:
+    """A migration's script as its statements: a ``;`` ends one only where SQLite says the
+    statement is complete (not inside a trigger's body, a string or a comment)."""
+    statements: list[str] = []
+    pending = ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \t\n;"):
+                statements.append(pending)
+            pending = ""
+    if pending.strip(" \t\n;"):
+        raise ValueError(f"migration ends inside a statement: {pending[:80]!r}")
+    return statements
