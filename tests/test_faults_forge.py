@@ -81,10 +81,9 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
 
 @pytest.fixture
 def fresh(shared: Shared) -> Iterator[Served]:
-    shared.served.server.clear_faults()
-    shared.served.server.clear_log()
+    shared.served.server.reset()
     yield shared.served
-    shared.served.server.clear_faults()
+    shared.served.server.reset()
 
 
 def _inject(served: Served, faults: list[dict[str, Any]]) -> None:

@@ -127,8 +127,7 @@ DIFF = {
 
 @pytest.fixture
 def sample(gitlab_sample: GitLabSample) -> GitLabSample:
-    gitlab_sample.server.clear_faults()
-    gitlab_sample.server.clear_log()
+    gitlab_sample.server.reset()  # shared by the module: every test starts from a fresh one
     return gitlab_sample
 
 

@@ -155,7 +155,8 @@ def test_a_signal_during_a_worker_sweep_commits_the_current_issue_and_exits_0(
 def test_ctrl_c_during_a_sweep_exits_130_keeps_whole_issues_and_kills_claude(
     tmp_path: Path, scout: Callable[..., Result], slow_claude: Path
 ) -> None:
-    config = _demo(tmp_path, provider="claude-local")
+    # many issues, so the sweep cannot have ended by the time the signal lands on a slow machine
+    config = _demo(tmp_path, provider="claude-local", extra=40)
     db = tmp_path / "scout.db"
     assert scout("index", config=config).code == 0
     process = _start(config, tmp_path, "sweep")

@@ -177,3 +177,7 @@ class Estate:
     def override(self, path: str, **fields: Any) -> None:
         with self._lock:
             self.overrides.setdefault(path, {}).update(fields)
+
+    def clear_overrides(self) -> None:
+        with self._lock:
+            self.overrides.clear()

@@ -44,6 +44,7 @@ class FaultBook:
     """The pending faults of one server, consumed by matching requests in injection order."""
 
     def __init__(self, seed: int):
+        self._seed = seed
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
@@ -83,6 +84,12 @@ class FaultBook:
     def clear(self) -> None:
         with self._lock:
             self._faults.clear()
+
+    def reset(self) -> None:
+        """No faults, and the draws of ``probability`` faults start again from the seed."""
+        with self._lock:
+            self._faults.clear()
+            self._rng = random.Random(self._seed)
 
     def take(self, target: str) -> Fault | None:
         """The fault this request (raw path and query) suffers, if any; uses up one of its times."""

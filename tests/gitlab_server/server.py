@@ -287,6 +287,22 @@ class GitLabServer:
         self.faults.clear()
         self.rate_limits.clear()
 
+    def reset(self) -> None:
+        """Every test control back as the server started (faults, limits, moves, hostile
+        archives, visibility overrides, the log): a server shared by a module's tests then
+        answers each test as a fresh one would, whatever order they run in."""
+        self.faults.reset()
+        self.rate_limits.clear()
+        self.clear_log()
+        with self._log_lock:
+            self.headers_seen.clear()
+        self.graphql = GraphQLFaults()
+        self.diff_limits = DiffLimits()
+        self.link_base = None
+        self.moved.clear()
+        self.archives.clear()
+        self.estate.clear_overrides()
+
     def set_visibility(self, path: str, visibility: str) -> None:
         """Serve ``path`` with another visibility from now on (estate.toml is not written)."""
         self.estate.override(path, visibility=visibility)
