@@ -14,6 +14,8 @@ import logging
 import re
 
 DEFAULT_LIMIT = 300
+# What str.split() splits on: both use Python's own test of a whitespace character.
+_WORD = re.compile(r"\S+")
 # Characters a JSON document keeps raw with ``ensure_ascii=False`` that a terminal acts on: C1
 # controls (0x9b is a one-byte CSI) and the format characters (bidi controls, invisible marks).
 _JSON_UNSAFE = re.compile(
@@ -25,6 +27,19 @@ _JSON_UNSAFE = re.compile(
 def printable(text: str, limit: int = DEFAULT_LIMIT) -> str:
     """One terminal-safe line: non-printable characters become spaces, runs of space collapse."""
     return " ".join("".join(c if c.isprintable() else " " for c in text).split())[:limit]
+
+
+def one_line(text: str, limit: int) -> str:
+    """``" ".join(text.split())[:limit]``, reading only the words the limit keeps: a megabyte of
+    reason costs what its first ``limit`` characters do, not a list of all its words."""
+    kept: list[str] = []
+    size = -1  # the length of the kept words joined by single spaces
+    for word in _WORD.finditer(text):
+        kept.append(word.group())
+        size += len(kept[-1]) + 1
+        if size >= limit:
+            break
+    return " ".join(kept)[:limit]
 
 
 def printable_block(text: str) -> str:

@@ -30,6 +30,7 @@ from scout.audit_records import (
     RejectionGroup,
     Summary,
 )
+from scout.safe_text import one_line
 from scout.store import SignpostRow
 from scout.table import Column, Styled, Terminal, table, wrap
 from scout.verdict import Check, Kind, Status
@@ -52,7 +53,7 @@ _TEMPLATES = (
 
 def reason_class(reason: str) -> str:
     """The reason with what varies between verdicts (paths, shas, URLs, numbers) taken out."""
-    reason = " ".join(reason.split())[:MAX_REASON_CHARS]
+    reason = one_line(reason, MAX_REASON_CHARS)
     prefix = _PREFIX.match(reason)
     if prefix:
         return prefix.group(1)

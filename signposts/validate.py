@@ -35,6 +35,7 @@ from scout.forge.base import FileDiff, Forge, Project, count_lines, lines_fragme
 from scout.forge.cached import CachedForge
 from scout.providers.base import Provider
 from scout.records import PassageRecord, Source
+from scout.safe_text import one_line
 from scout.verdict import Check, CheckOutcome, Kind, Status, Verdict
 from signposts.diffs import added_lines, file_change, map_lines, meaningful, whole_file_diff
 from signposts.docs_map import detect_generator, find_source, source_candidates
@@ -75,7 +76,7 @@ def cannot_check(error: ForgeError | str) -> str:
     why = error if isinstance(error, str) else str(error).removeprefix("forge ")
     if isinstance(error, CannotCheck):
         why = error.detail
-    return CANNOT_CHECK + " ".join(why.split())[:300]
+    return CANNOT_CHECK + one_line(why, 300)
 
 
 @dataclass

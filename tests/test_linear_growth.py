@@ -156,6 +156,7 @@ MODULES: dict[str, tuple[tuple[ModuleType, ...], Callable[[str], object], dict[s
             safe_text.printable(t, 1 << 30),
             safe_text.printable_block(t),
             safe_text.json_safe(t),
+            safe_text.one_line(t, 200),
         ),
         {"a line": "{}"},
     ),

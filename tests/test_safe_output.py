@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import csv
 import io
+import random
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from scout.demo.builder import EstateBuilder
-from scout.safe_text import json_safe, printable, printable_block
+from scout.safe_text import json_safe, one_line, printable, printable_block
 from tests.helpers.run import Result
 
 HOSTILE_NAME = "docs/\x1b]8;;https:evil.test\x07zebra\u202etxt.\u2066md\x9b2J.md"
@@ -92,3 +93,18 @@ def test_csv_cells_are_never_formulas(
     for row in rows:
         for cell in row.values():
             assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), row
+
+
+def test_one_line_is_the_whitespace_collapsed_prefix_reading_only_what_it_keeps() -> None:
+    # the characters str.split() splits on (the C0 separators and NEL among them), and one it
+    # does not (U+200B, a format character)
+    spaces = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000"
+    rng = random.Random(7)
+    alphabet = spaces + "ab\u200b-é"
+    for _ in range(2_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        limit = rng.randrange(0, 30)
+        assert one_line(text, limit) == " ".join(text.split())[:limit], repr(text)
+    # a megabyte of words: the words past the limit are never listed
+    assert one_line("a " * 500_000, 9) == "a a a a a"
+    assert one_line(" " * 1_000_000 + "word", 3) == "wor"

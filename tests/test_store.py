@@ -120,6 +120,34 @@ def test_a_migration_another_connection_applied_meanwhile_is_not_applied_again(
     assert (failure, versions) == ([], [len(MIGRATIONS)])
 
 
+def test_a_first_open_waits_for_another_connection_writing_a_new_file(tmp_path: Path) -> None:
+    # A new file is in rollback-journal mode until the first open turns it into WAL; while
+    # another connection holds its write lock, SQLite answers that switch BUSY at once, without
+    # waiting (its deadlock rule), so two first opens at once failed one of them.
+    db = tmp_path / "s.db"
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("begin immediate")
+    other.execute("create table t(x)")
+    modes: list[str] = []
+    failure: list[BaseException] = []
+
+    def first_open() -> None:
+        try:
+            conn = schema.connect(db, busy_timeout=30.0)
+            modes.append(conn.execute("pragma journal_mode").fetchone()[0])
+            conn.close()
+        except BaseException as exc:  # reported by the assertion below
+            failure.append(exc)
+
+    thread = threading.Thread(target=first_open)
+    thread.start()
+    thread.join(0.3)  # the open is under way: before the fix it had failed by now
+    other.execute("commit")
+    other.close()
+    thread.join(30)
+    assert (failure, modes) == ([], ["wal"])
+
+
 def test_stores_opened_by_many_processes_at_once_are_migrated_once(tmp_path: Path) -> None:
     dbs = [tmp_path / f"s{n}.db" for n in range(4)]
     script = (

@@ -9,6 +9,7 @@ refused rather than guessed at.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -252,10 +253,30 @@ def connect(path: Path, busy_timeout: float = BUSY_TIMEOUT_MS / 1000) -> sqlite3
     (seconds a statement waits for another connection's lock before SQLITE_BUSY)."""
     conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
     conn.execute(f"pragma busy_timeout = {int(busy_timeout * 1000)}")
-    conn.execute("pragma journal_mode = wal")
+    _wal(conn, busy_timeout)
     conn.execute("pragma synchronous = normal")
     conn.execute("pragma foreign_keys = on")
     return conn
+
+
+def _wal(conn: sqlite3.Connection, busy_timeout: float) -> None:
+    """WAL mode, which the file keeps once set. Turning a new (rollback-journal) file into WAL
+    while another process does the same can deadlock their locks, and SQLite then answers BUSY
+    at once instead of waiting (sqlite3_busy_handler: "could result in a deadlock"): first
+    opens of one store at once (a backup as the first index starts) try again until the
+    busy timeout, as a wait for the lock would have."""
+    if conn.execute("pragma journal_mode").fetchone()[0] == "wal":
+        return
+    deadline = time.monotonic() + busy_timeout
+    while True:
+        try:
+            conn.execute("pragma journal_mode = wal")
+            return
+        except sqlite3.OperationalError as exc:
+            busy = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
+            if not busy or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
