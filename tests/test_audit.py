@@ -18,9 +18,9 @@ from click.testing import CliRunner
 
 from scout.cli.main import cli
 from scout.demo.builder import EstateBuilder
-from scout.demo.estate import build_demo_estate
 from scout.store import SignpostRow
 from signposts.audit import reason_class, rejection_groups, render, summarise
+from tests.helpers.demo import demo_estate
 from tests.helpers.run import Result
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
@@ -199,7 +199,7 @@ def test_an_empty_store_summarises_to_zeros() -> None:
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo estate, indexed and swept once for the whole module (tests only read it)."""
     root = tmp_path_factory.mktemp("demo")
-    build_demo_estate(root / "estate")
+    demo_estate(root / "estate")
     config = root / "scout.toml"
     config.write_text(DEMO_CONFIG.read_text(), encoding="utf-8")
     for command in ("index", "sweep"):

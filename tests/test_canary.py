@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from scout.cli.main import cli
-from scout.demo.estate import build_demo_estate
+from tests.helpers.demo import demo_estate
 from tests.helpers.run import Result
 
 CANARY = "CANARY-5e1d0b-issue-prose"
@@ -47,7 +47,7 @@ def test_the_canary_is_nowhere_though_the_model_echoes_it(
     claude_bin: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    build_demo_estate(tmp_path / "estate", canary=CANARY)
+    demo_estate(tmp_path / "estate", canary=CANARY)
     monkeypatch.setenv("FAKE_CLAUDE_MODE", "echo")
     monkeypatch.setenv(TOKEN_ENV, "glpat-canary-secret")
     config = config_for(tmp_path)
@@ -120,7 +120,7 @@ def test_a_failing_model_does_not_quote_the_issue_in_its_error(
     claude_bin: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    build_demo_estate(tmp_path / "estate", canary=CANARY)
+    demo_estate(tmp_path / "estate", canary=CANARY)
     config = config_for(tmp_path)
     assert scout("index", config=config).code == 0
     monkeypatch.setenv("FAKE_CLAUDE_MODE", "echo_error")

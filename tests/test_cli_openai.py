@@ -17,12 +17,12 @@ from click.testing import CliRunner
 
 from scout.cli.main import cli
 from scout.config import Endpoint, load_config
-from scout.demo.estate import build_demo_estate
 from scout.providers import configured_provider
 from scout.providers.openai import OpenAIProvider
 from scout.store import Store
 from tests.fakes.corpus import make_store
 from tests.fakes.openai_api import USAGE, FakeOpenAI
+from tests.helpers.demo import demo_estate
 from tests.helpers.run import Result
 
 KEY_ENV = "SCOUT_CANARY_OPENAI_KEY"
@@ -233,7 +233,7 @@ def test_eval_measures_a_model_behind_the_server(tmp_path: Path) -> None:
 def test_a_sweep_judges_addresses_through_the_server_and_no_child_sees_the_key(
     tmp_path: Path, scout: Callable[..., Result]
 ) -> None:
-    build_demo_estate(tmp_path / "estate")
+    demo_estate(tmp_path / "estate")
     bin_dir, git_env = recording_git(tmp_path)
     with FakeOpenAI(api_key=CANARY_KEY, flavour="ollama") as api:
         config = tmp_path / "scout.toml"

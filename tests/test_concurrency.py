@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from scout.demo.estate import QUESTIONS, build_demo_estate
+from scout.demo.estate import QUESTIONS
+from tests.helpers.demo import demo_estate
 from tests.helpers.run import run_completed
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
@@ -70,7 +71,7 @@ def _snapshot(db: Path) -> list[tuple[Any, ...]]:
 def test_ask_never_fails_or_sees_a_half_written_project_while_index_and_sweep_write(
     tmp_path: Path,
 ) -> None:
-    estate = build_demo_estate(tmp_path / "estate").root
+    estate = demo_estate(tmp_path / "estate").root
     config = tmp_path / "scout.toml"
     config.write_text(DEMO_CONFIG.read_text(), encoding="utf-8")
     assert _scout(config, "index").returncode == 0

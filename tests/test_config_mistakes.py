@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from scout.demo.estate import build_demo_estate
 from tests.gitlab_server.server import GitLabServer
+from tests.helpers.demo import demo_estate
 from tests.helpers.run import Result
 from tests.helpers.served import integrity, run_scout, serve_demo, state
 
@@ -19,7 +19,7 @@ DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 
 
 def _demo(tmp_path: Path) -> Path:
-    build_demo_estate(tmp_path / "estate")
+    demo_estate(tmp_path / "estate")
     config = tmp_path / "scout.toml"
     config.write_text(DEMO_CONFIG.read_text(), encoding="utf-8")
     return config

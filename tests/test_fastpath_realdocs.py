@@ -63,6 +63,12 @@ def questions(store: Store) -> list[str]:
     return ASKED + [f"how do I use {h} in my stencil component?" for h in headings]
 
 
+@pytest.fixture(scope="module")
+def full_rankings() -> dict[tuple[str, int], list[tuple[int, float]]]:
+    """The full ranking of a (question, top), kept for the module: two budgets share a top."""
+    return {}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("share", "top"),
@@ -70,7 +76,11 @@ def questions(store: Store) -> list[str]:
     ids=["5%", "one_term_a_stage", "top_1", "top_20"],
 )
 def test_staged_ranking_equals_the_full_ranking(
-    store: Store, questions: list[str], share: float, top: int
+    store: Store,
+    questions: list[str],
+    full_rankings: dict[tuple[str, int], list[tuple[int, float]]],
+    share: float,
+    top: int,
 ) -> None:
     # A budget of 0 still takes the rarest term first: the most stages a question can have.
     budget = int(store.passage_count() * share)
@@ -79,14 +89,14 @@ def test_staged_ranking_equals_the_full_ranking(
     statements: list[str] = []
     store.trace(statements.append)
     for question in questions:
-        full = retrieve(store, question, top, budget=10**9)
+        if (question, top) not in full_rankings:
+            full = retrieve(store, question, top, budget=10**9)
+            full_rankings[question, top] = [(h.id, round(h.score, 9)) for h in full]
         statements.clear()
         staged = retrieve(store, question, top, budget=budget)
         staged_questions += any(" NOT (" in sql for sql in statements)
         # the same rows, in the same order, with the same scores
-        assert [(h.id, round(h.score, 9)) for h in staged] == [
-            (h.id, round(h.score, 9)) for h in full
-        ]
+        assert [(h.id, round(h.score, 9)) for h in staged] == full_rankings[question, top]
     store.trace(None)
     assert staged_questions >= len(questions) // 2
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from scout.demo.estate import build_demo_estate
 from signposts.extract import extract
 from signposts.references import MAX_DROPPED, ExtractContext
+from tests.helpers.demo import demo_estate
 from tests.helpers.growth import assert_linear
 from tests.helpers.run import Result
 
@@ -84,7 +84,7 @@ def test_the_other_host_check_grows_linearly_on_its_worst_case() -> None:
 
 
 def _demo(tmp_path: Path, forge: str) -> Path:
-    build_demo_estate(tmp_path / "estate")
+    demo_estate(tmp_path / "estate")
     config = tmp_path / "scout.toml"
     text = DEMO_CONFIG.read_text().replace(f'url = "{PUBLIC}"', forge, 1)
     config.write_text(text, encoding="utf-8")

@@ -24,8 +24,8 @@ import pytest
 from scout.cli.main import cli
 from scout.cli.progress import LogProgress
 from scout.demo.builder import EstateBuilder
-from scout.demo.estate import build_demo_estate
 from tests.helpers.config import render_config
+from tests.helpers.demo import demo_estate
 from tests.helpers.run import PIPE, Result, Started, start_cli
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
@@ -36,7 +36,7 @@ def _demo(
     tmp_path: Path, *, provider: str = "offline", schedule: str | None = None, extra: int = 0
 ) -> Path:
     """The demo estate, plus ``extra`` issues that each need one judgement."""
-    build_demo_estate(tmp_path / "estate")
+    demo_estate(tmp_path / "estate")
     with (tmp_path / "estate" / "issues" / "acme" / "ledger.jsonl").open("a") as issues:
         for n in range(extra):
             record = {

@@ -24,12 +24,12 @@ from scout.audit_records import (
     Summary,
 )
 from scout.cli.main import cli
-from scout.demo.estate import build_demo_estate
 from scout.gaps import AnsweringCost, GapGroup
 from scout.report import ProjectSummary, Report, render_html
 from scout.store import Store, SweepStatus
 from scout.verdict import Check, Kind
 from signposts.audit import rejections
+from tests.helpers.demo import demo_estate
 from tests.helpers.run import run_cli
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
@@ -42,7 +42,7 @@ SCOUT = [sys.executable, "-m", "scout"]
 def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The report of the swept demo estate, with a hostile question declined twice."""
     root = tmp_path_factory.mktemp("report")
-    build_demo_estate(root / "estate")
+    demo_estate(root / "estate")
     config = root / "scout.toml"
     config.write_text(DEMO_CONFIG.read_text(), encoding="utf-8")
     for command in ("index", "sweep"):
@@ -254,7 +254,7 @@ def test_withdrawn_and_rejected_counts_add_up_and_groups_say_how_to_list_the_res
 ) -> None:
     """After a recheck withdraws signposts, each state's count is the sum of its by-check row,
     the issues line agrees with the cards, and every group names a command listing all of it."""
-    build_demo_estate(tmp_path / "estate")
+    demo_estate(tmp_path / "estate")
     config = tmp_path / "scout.toml"
     config.write_text(DEMO_CONFIG.read_text(), encoding="utf-8")
     runner = CliRunner()

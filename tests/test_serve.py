@@ -20,6 +20,7 @@ import pytest
 from scout.store import Store
 from tests.fakes.corpus import BACKUPS, CREDENTIALS, DEPLOY, filler, make_store
 from tests.fakes.serving import SCOUT, claude_on_path, running, write_serve_config
+from tests.helpers.demo import demo_estate
 from tests.helpers.run import Started, run_cli
 
 ERROR_KEYS = {"error"}
@@ -460,9 +461,7 @@ DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 
 
 def test_maintainer_routes_on_the_swept_demo_equal_the_cli(tmp_path: Path) -> None:
-    from scout.demo.estate import build_demo_estate
-
-    build_demo_estate(tmp_path / "estate")
+    demo_estate(tmp_path / "estate")
     config = tmp_path / "scout.toml"
     config.write_text(
         DEMO_CONFIG.read_text() + '\n[serve]\nmaintainer_keys_env = "SCOUT_TEST_MAINT"\n',

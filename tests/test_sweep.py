@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from scout.demo.builder import EstateBuilder
-from scout.demo.estate import build_demo_estate
 from tests.fakes.issues import kill_sweep_at, rounding_issue
+from tests.helpers.demo import demo_estate
 from tests.helpers.run import Result, run_cli
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
@@ -26,7 +26,7 @@ CANARY = "CANARY-7f3a9c-do-not-store"
 
 
 def _demo(tmp_path: Path, canary: str | None = None) -> Path:
-    build_demo_estate(tmp_path / "estate", canary=canary)
+    demo_estate(tmp_path / "estate", canary=canary)
     config = tmp_path / "scout.toml"
     config.write_text(DEMO_CONFIG.read_text(), encoding="utf-8")
     return config

@@ -15,12 +15,13 @@ from scout.config import load_config
 from scout.corpus.index import index_estate
 from scout.corpus.rules import CorpusRules
 from scout.demo.builder import EstateBuilder
-from scout.demo.estate import DemoEstate, build_demo_estate
+from scout.demo.estate import DemoEstate
 from scout.forge.local import LocalForge
 from scout.providers import make_provider
 from scout.store import SignpostRow, Store
 from signposts.extract import extract
 from signposts.references import extract_context
+from tests.helpers.demo import demo_estate
 from tests.helpers.run import Result
 from tests.helpers.validator import local_validator
 
@@ -28,7 +29,7 @@ from tests.helpers.validator import local_validator
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoEstate, Store, Counter[str]]:
     root = tmp_path_factory.mktemp("demo")
-    demo = build_demo_estate(root / "estate")
+    demo = demo_estate(root / "estate")
     config_path = root / "scout.toml"
     config_path.write_text(
         (Path(__file__).parent.parent / "config" / "demo.toml").read_text(), encoding="utf-8"

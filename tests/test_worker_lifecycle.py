@@ -26,9 +26,9 @@ import pytest
 from ingest.worker import Worker
 from scout.config import load_config
 from scout.demo.builder import EstateBuilder
-from scout.demo.estate import build_demo_estate
 from tests.gitlab_server.server import GitLabServer
 from tests.helpers.config import render_config
+from tests.helpers.demo import demo_estate
 from tests.helpers.run import PIPE, Result, Started, run_cli, start_cli
 from tests.helpers.served import TOKEN, TOKEN_ENV, config_text, placeholder
 
@@ -39,7 +39,7 @@ PROJECTS = 12
 
 
 def _demo(tmp_path: Path, schedule: str) -> Path:
-    build_demo_estate(tmp_path / "estate")
+    demo_estate(tmp_path / "estate")
     config = tmp_path / "scout.toml"
     text = DEMO_CONFIG.read_text().replace('"*/30 * * * *"', json.dumps(schedule))
     config.write_text(text, encoding="utf-8")
@@ -361,7 +361,7 @@ def test_worker_once_is_for_cron_and_exits_with_the_cycle_code(
     tmp_path: Path, scout: Callable[..., Result]
 ) -> None:
     config = tmp_path / "scout.toml"
-    build_demo_estate(tmp_path / "estate")
+    demo_estate(tmp_path / "estate")
     config.write_text(render_config(tmp_path / "estate"), encoding="utf-8")
     done = scout("worker", "--once", "--json", config=config)
     assert done.code == 0, done.stderr

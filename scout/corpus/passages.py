@@ -50,11 +50,13 @@ MAX_PATH_CHARS = 1_000
 # Only this much of a file is split; the corpus rules already cap files at 1 MiB.
 MAX_DOCUMENT_CHARS = 1 << 20
 
-# markdown-it-py's block parser spends about 20 microseconds a line, so a megabyte of one-character
-# lines would take 10 seconds. Only this many lines (10,000 four-line sections) are parsed, about
-# a second at worst; any rest of the file stays under the last heading, cut at paragraphs, so its
-# text is still indexed with exact lines.
-MAX_PARSED_LINES = 50_000
+# markdown-it-py's block parser spends 30 to 110 microseconds a line (list items cost most: a line
+# of a nested list is two list blocks), so a megabyte of short list lines would take over 10
+# seconds. Only this many lines are parsed: about 2 s at worst (20,000 nested list items), 0.7 s
+# for 20,000 one-character headings, where 50,000 lines took 5.7 s; the longest file of the six
+# real docs sets in bench/ (a 9,000-line changelog) splits in 0.23 s. Any rest of the file stays
+# under the last heading, cut at paragraphs, so its text is still indexed with exact lines.
+MAX_PARSED_LINES = 20_000
 
 HEADING_SEPARATOR = " > "
 
