@@ -51,9 +51,10 @@ def _move_heads(estate: Path, n: int) -> None:
         )  # fmt: skip
 
 
-def _snapshot(db: Path) -> list[tuple[Any, ...]]:
+def _snapshot(db: Path, conn: sqlite3.Connection | None = None) -> list[tuple[Any, ...]]:
     """Per project, in one read transaction: passages, and how many are not at the indexed sha."""
-    conn = sqlite3.connect(db, timeout=10)
+    own = conn is None
+    conn = sqlite3.connect(db, timeout=10, isolation_level=None) if conn is None else conn
     try:
         conn.execute("begin")
         rows = conn.execute(
@@ -64,7 +65,8 @@ def _snapshot(db: Path) -> list[tuple[Any, ...]]:
         conn.execute("commit")
         return rows
     finally:
-        conn.close()
+        if own:
+            conn.close()
 
 
 @pytest.mark.slow
@@ -96,11 +98,17 @@ def test_ask_never_fails_or_sees_a_half_written_project_while_index_and_sweep_wr
             done.set()
 
     def check_store() -> None:
-        while not done.is_set():
-            snapshot = _snapshot(db)
-            if snapshot != complete:
-                failures.append(f"half-written: {snapshot}")
-            time.sleep(0.002)
+        # one connection, a read transaction a snapshot: opening one each time cost a third of a
+        # core for the whole test, beside the processes it checks
+        conn = sqlite3.connect(db, timeout=10, isolation_level=None)
+        try:
+            while not done.is_set():
+                snapshot = _snapshot(db, conn)
+                if snapshot != complete:
+                    failures.append(f"half-written: {snapshot}")
+                time.sleep(0.002)
+        finally:
+            conn.close()
 
     writer, checker = threading.Thread(target=write), threading.Thread(target=check_store)
     writer.start()
