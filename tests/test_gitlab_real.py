@@ -314,21 +314,28 @@ def test_one_429_pauses_every_thread(server: GitLabServer) -> None:
     gl.project("acme/docs")
     server.inject("429", times=1, retry_after=1, match="acme%2Fattic")
 
-    def work(path: str) -> None:
-        for _ in range(6):
+    def work(path: str, count: int) -> None:
+        for _ in range(count):
             gl.project(path)
 
-    threads = [threading.Thread(target=work, args=(p,)) for p in ("acme/attic", "acme/docs")]
+    # the other thread asks more often, so it has requests left whenever the 429 comes
+    threads = [
+        threading.Thread(target=work, args=(path, count))
+        for path, count in (("acme/attic", 6), ("acme/docs", 16))
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     throttled = next(r.at for r in server.log if r.status == 429)
-    # for the second the 429 asked for, no thread sent anything new (before: the other thread
-    # kept going); one request of the other thread may have been in flight already
-    during = [r for r in server.log if throttled < r.at < throttled + 0.9]
-    assert len(during) <= 1, during
-    assert len(server.requests("/projects/")) == 1 + 1 + 12
+    # For the second the 429 asked for, the other thread was held (before: it kept going and
+    # ended its requests in milliseconds). The pause starts when the client reads the 429,
+    # not when the server sent it: a request already in flight, and on a loaded machine one
+    # sent while the 429 was on its way, land inside that second; the rest wait it out.
+    docs = [r for r in server.log if r.path.endswith("acme%2Fdocs") and r.at > throttled]
+    during = [r for r in docs if r.at < throttled + 0.9]
+    assert len(during) <= 2 and len(docs) - len(during) >= 2, docs
+    assert len(server.requests("/projects/")) == 1 + 1 + 6 + 16
 
 
 def test_an_archive_429_falls_back_to_tree_and_documentation_files_only(
