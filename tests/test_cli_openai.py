@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +23,7 @@ from tests.fakes.corpus import make_store
 from tests.fakes.openai_api import USAGE, FakeOpenAI
 from tests.helpers.demo import demo_estate
 from tests.helpers.run import Result
+from tests.helpers.wrapped import wrapped_command
 
 KEY_ENV = "SCOUT_CANARY_OPENAI_KEY"
 CANARY_KEY = "sk-proj-CANARY7d21a9e4f0b3c6d8e1f2a5b7"
@@ -58,15 +58,8 @@ def store_bytes(directory: Path) -> bytes:
 
 def recording_git(directory: Path) -> tuple[Path, Path]:
     """A ``git`` first on PATH that writes the names of the variables it got, then runs git."""
-    real = shutil.which("git")
-    assert real is not None
-    bin_dir = directory / "bin"
-    bin_dir.mkdir(exist_ok=True)
     record = directory / "git-env.txt"
-    script = bin_dir / "git"
-    script.write_text(f'#!/bin/sh\nenv | cut -d= -f1 >> "{record}"\nexec "{real}" "$@"\n')
-    script.chmod(0o755)
-    return bin_dir, record
+    return wrapped_command(directory, "git", f'env | cut -d= -f1 >> "{record}"\n'), record
 
 
 def test_ask_answers_through_the_server_and_the_key_is_only_on_the_wire(

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -27,6 +26,7 @@ from scout.demo.builder import EstateBuilder
 from tests.helpers.config import render_config
 from tests.helpers.demo import demo_estate
 from tests.helpers.run import PIPE, Result, Started, start_cli
+from tests.helpers.wrapped import wrapped_command
 
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 SCOUT = [sys.executable, "-m", "scout"]
@@ -204,22 +204,14 @@ def gated_git(directory: Path, marker: str) -> tuple[Path, Path]:
     """A ``git`` first on PATH that, called for a repository whose path holds ``marker``, creates
     the returned file and waits there (until killed or ``released`` exists), so a signal can be
     sent while a command is surely half-way; any other call runs git."""
-    real = shutil.which("git")
-    assert real is not None
-    bin_dir = directory / "bin"
-    bin_dir.mkdir(exist_ok=True)
     reached = directory / "reached"
-    script = bin_dir / "git"
-    script.write_text(
-        "#!/bin/sh\n"
+    hold = (
         f'case "$*" in *"{marker}"*)\n'
         f'  : > "{reached}"\n'
         f'  while [ ! -e "{directory}/released" ]; do sleep 0.05; done ;;\n'
         "esac\n"
-        f'exec "{real}" "$@"\n'
     )
-    script.chmod(0o755)
-    return bin_dir, reached
+    return wrapped_command(directory, "git", hold), reached
 
 
 @pytest.mark.slow
