@@ -22,7 +22,7 @@ from scout.compose import answer_task, check, prose
 from scout.errors import UsageError
 from scout.providers.base import Provider, Usage, run_metered
 from scout.retrieve import check_passages, check_question, content_words, retrieve
-from scout.safe_text import printable, printable_block
+from scout.safe_text import one_line, printable, printable_block
 from scout.store import PassageHit, Store
 
 NOTHING_MATCHED = "nothing matched"
@@ -191,7 +191,7 @@ def compose(
             result = AnswerResult("answered", answer, None, citations, len(hits))
         else:
             result = AnswerResult.declined(
-                " ".join(printable_block(verdict.reason or "declined").split())[:1_000],
+                one_line(printable_block(verdict.reason or "declined"), 1_000),
                 len(hits),
             )
     latency = round((time.monotonic() - started) * 1000)

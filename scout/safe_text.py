@@ -26,7 +26,7 @@ _JSON_UNSAFE = re.compile(
 
 def printable(text: str, limit: int = DEFAULT_LIMIT) -> str:
     """One terminal-safe line: non-printable characters become spaces, runs of space collapse."""
-    return " ".join("".join(c if c.isprintable() else " " for c in text).split())[:limit]
+    return one_line("".join(c if c.isprintable() else " " for c in text), limit)
 
 
 def one_line(text: str, limit: int) -> str:
