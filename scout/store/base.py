@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import fields
 from pathlib import Path
 
 from scout.errors import StoreError
 from scout.records import PassageRecord
 from scout.store.faults import Guarded
+
+# The columns are the record's fields, read by name: dataclasses.asdict deep-copies every value
+# and was an eighth of an index's CPU time (2,160 passages: 0.29 s of 2.2 s).
+_PASSAGE_COLUMNS = tuple(f.name for f in fields(PassageRecord))
+_INSERT_PASSAGE = (
+    f"insert into passages ({', '.join(_PASSAGE_COLUMNS)})"
+    f" values ({', '.join('?' for _ in _PASSAGE_COLUMNS)})"
+)
 
 
 class Connected:
@@ -77,7 +85,4 @@ class Connected:
 
     def _insert_passage(self, record: PassageRecord) -> None:
         """One passage row (its FTS5 entry follows by trigger)."""
-        row = asdict(record)
-        columns = ", ".join(row)
-        marks = ", ".join("?" for _ in row)
-        self._db.execute(f"insert into passages ({columns}) values ({marks})", list(row.values()))
+        self._db.execute(_INSERT_PASSAGE, [getattr(record, name) for name in _PASSAGE_COLUMNS])
