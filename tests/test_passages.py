@@ -34,12 +34,18 @@ def check(text: str, sections: list[Section], path: str = "a.md") -> None:
     lines = rendered_lines(path, text)
     assert len(lines) == len(source_lines(text))
     previous: Section | None = None
+    # The passages hard-cut from one long line cite the same lines: collapsed once, not once a
+    # passage (333 passages of a 1 MB line collapsed it 333 times: 1 s of a hostile case).
+    collapsed: dict[tuple[int, int], str] = {}
     for section in sections:
         assert 1 <= section.line_start <= section.line_end <= len(lines), section
         assert 0 < len(section.body) <= MAX_PASSAGE_CHARS
         assert section.body.strip(), section
         body = section.body.split("\n")
-        cited = collapse_blank_lines("\n".join(lines[section.line_start - 1 : section.line_end]))
+        span = (section.line_start, section.line_end)
+        if span not in collapsed:
+            collapsed[span] = collapse_blank_lines("\n".join(lines[span[0] - 1 : span[1]]))
+        cited = collapsed[span]
         if section.body not in cited:
             # a table's header repeated first (from the file), then the table's rows
             whole = "\n".join(lines)
@@ -499,7 +505,9 @@ HOSTILE = {
     "only NUL bytes": "\0" * 10_000,
     "only CRs": "\r" * 10_000,
     "unclosed front matter": "---\ntitle: x\n" + "a: b\n" * 1_000,
-    "more lines than are parsed": "#\n" * 60_000,
+    # just past the lines markdown-it parses: the tail past the bound is what differs (2.5x past
+    # it, 60,000 lines, cost 1 s more a splitter and showed the same)
+    "more lines than are parsed": "#\n" * (passages.MAX_PARSED_LINES + 1_000),
     "a container title of 500,000 spaces": ":::note" + " " * 500_000 + "x\n",
     "40,000 component tags on a line": "<Tab label='x'>y</Tab> " * 40_000,
     "50,000 export paragraphs": "text\nexport a\n\n" * 50_000,
@@ -507,16 +515,14 @@ HOSTILE = {
     "code spans between tags": "`a` <Tab> " * 80_000,
     "a 1 MB tag name": "<A" + "b" * 1_000_000,
     "100,000 simple-table rules": "\n=== ===\n" * 100_000,
-    "a 50,000-row list table": ".. list-table:: T\n   :header-rows: 1\n\n" + "   * - a\n" * 50_000,
+    # a table of many passages, its header repeated in each: 2,000 rows make 7; 50,000 cost
+    # 3 s more in Markdown (a list of 20,000 parsed lines, twice) for the bound the case above
+    # shows already
+    "a 2,000-row list table": ".. list-table:: T\n   :header-rows: 1\n\n" + "   * - a\n" * 2_000,
 }
 
 
-# seconds each (a 50,000-row table laid out as passages), so out of the quick run
-SLOW = {"a 50,000-row list table"}
-HOSTILE_CASES = [
-    pytest.param(text, marks=[pytest.mark.slow] if name in SLOW else [])
-    for name, text in HOSTILE.items()
-]
+HOSTILE_CASES = list(HOSTILE.values())
 
 
 @pytest.mark.parametrize("text", HOSTILE_CASES, ids=HOSTILE.keys())
