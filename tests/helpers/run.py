@@ -125,7 +125,15 @@ def _encoding() -> str:
 # extra stay out: a run that needs one imports it, as a fresh interpreter would.
 SHARED_IMPORTS = (
     "scout.cli.main",
-    "scout.cli.progress",
+    *(
+        f"scout.cli.{name}"
+        for name in (
+            "ask backup demo evaluate gaps index ingest pager progress report search signposts"
+        ).split()
+    ),
+    "scout.providers.offline",
+    "scout.providers.claude_local",
+    "scout.hits",
     "scout.corpus.index",
     "scout.corpus.rules",
     "scout.forge.local",
@@ -139,6 +147,10 @@ SHARED_IMPORTS = (
     "scout.store.backup",
     "ingest.worker",
     "ingest.recheck",
+    "ingest.sweep",
+    "ingest.lock",
+    "apscheduler.triggers.cron",
+    "apscheduler.triggers.interval",
     "signposts.audit",
     "signposts.extract",
     "rich.console",
