@@ -440,10 +440,8 @@ def _on_a_terminal(*args: str, cwd: Path) -> tuple[int, str, str]:
 
     master, slave = pty.openpty()
     env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
-    process = subprocess.Popen(
-        [*SCOUT, *args], stdout=subprocess.PIPE, stderr=slave, text=True, cwd=cwd, env=env
-    )
-    os.close(slave)
+    with os.fdopen(slave, "wb", buffering=0) as terminal:  # the child keeps its own copy
+        process = start_cli(list(args), stdout=PIPE, stderr=terminal, cwd=cwd, env=env)
     chunks: list[bytes] = []
     while True:
         try:
@@ -455,6 +453,7 @@ def _on_a_terminal(*args: str, cwd: Path) -> tuple[int, str, str]:
         chunks.append(chunk)
     out, _ = process.communicate(timeout=60)
     os.close(master)
+    assert process.returncode is not None and out is not None
     return process.returncode, out, b"".join(chunks).decode("utf-8", errors="replace")
 
 
