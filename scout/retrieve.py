@@ -385,8 +385,12 @@ def _pool(
     while True:
         rows = _exact_top(ranked, live, counts, total, budget, pool, fetch)
         hits = _distinct(rows, pool)
-        # Copies of one section fill the first rows (see _distinct): fetch deeper.
+        # Copies of one section fill the first rows (see _distinct): fetch deeper, unless the
+        # rows fetched already reach the noise floor, where every row ranked after them is too
+        # (a question of common words had fetched 1,024 rows of 704 to find no more).
         if len(hits) == pool or len(rows) < fetch or fetch >= MAX_FETCH:
+            return hits
+        if rows[-1].score >= NOISE_FLOOR:
             return hits
         fetch *= 4
 
@@ -564,8 +568,10 @@ def _distinct(hits: list[PassageHit], limit: int) -> list[PassageHit]:
     kept: list[PassageHit] = []
     seen: set[tuple[str, str]] = set()
     for hit in hits:
+        if len(kept) >= limit:
+            break
         key = (" ".join(hit.heading.split()), " ".join(hit.body.split()))
         if hit.score < NOISE_FLOOR and key not in seen:
             seen.add(key)
             kept.append(hit)
-    return kept[:limit]
+    return kept

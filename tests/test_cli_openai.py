@@ -17,13 +17,17 @@ from click.testing import CliRunner
 from scout.cli.main import cli
 from scout.config import Endpoint, load_config
 from scout.providers import configured_provider
-from scout.providers.openai import OpenAIProvider
 from scout.store import Store
 from tests.fakes.corpus import make_store
 from tests.fakes.openai_api import USAGE, FakeOpenAI
 from tests.helpers.demo import demo_estate
 from tests.helpers.run import Result
+from tests.helpers.sdk import ONE_WORKER, lazy, preloaded
 from tests.helpers.wrapped import wrapped_command
+
+pytestmark = ONE_WORKER
+openai_provider = lazy("scout.providers.openai")
+_imported = preloaded(openai_provider)
 
 KEY_ENV = "SCOUT_CANARY_OPENAI_KEY"
 CANARY_KEY = "sk-proj-CANARY7d21a9e4f0b3c6d8e1f2a5b7"
@@ -277,11 +281,14 @@ def test_the_config_makes_the_provider_with_its_endpoint(tmp_path: Path) -> None
         tmp_path, "http://127.0.0.1:11434/v1/", timeout=300, price_in=0.1, price_out=0.2
     )
     made = configured_provider(load_config(path))
-    assert isinstance(made, OpenAIProvider)
+    assert isinstance(made, openai_provider.OpenAIProvider)
     assert (made.model, made.timeout) == ("llama3.1:8b", 300)
     assert made.endpoint == Endpoint("http://127.0.0.1:11434/v1", KEY_ENV, 0.1, 0.2)
     other = configured_provider(load_config(path), "openai", model="qwen2.5:7b", timeout=5)
-    assert isinstance(other, OpenAIProvider) and (other.model, other.timeout) == ("qwen2.5:7b", 5)
+    assert isinstance(other, openai_provider.OpenAIProvider) and (other.model, other.timeout) == (
+        "qwen2.5:7b",
+        5,
+    )
 
 
 def test_query_expansion_asks_the_server_with_the_question_alone(

@@ -14,13 +14,17 @@ from click.testing import CliRunner, Result
 
 from scout.cli.main import cli
 from scout.expansion import MAX_TERM_CHARS, MAX_TERMS, clean_terms, expand, expansion_task
-from scout.providers.anthropic_api import AnthropicProvider
 from scout.providers.offline import OfflineProvider
 from scout.retrieve import retrieve
 from scout.store import Store
 from tests.fakes.corpus import BACKUPS, CREDENTIALS, make_store, write_config
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers.growth import assert_linear
+from tests.helpers.sdk import ONE_WORKER, lazy, preloaded
+
+pytestmark = ONE_WORKER
+anthropic_api = lazy("scout.providers.anthropic_api")
+_imported = preloaded(anthropic_api)
 
 QUESTION = "how do I restore a backup?"
 HOSTILE = [
@@ -155,7 +159,7 @@ def test_anthropic_gets_the_question_alone(monkeypatch: pytest.MonkeyPatch) -> N
     output = {"terms": [CREDENTIALS.body, "vault rotate --all", "x" * 100]}
     with FakeMessagesAPI(["success"], output=output) as api:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        provider = AnthropicProvider(model="claude-haiku-4-5", timeout=5)
+        provider = anthropic_api.AnthropicProvider(model="claude-haiku-4-5", timeout=5)
 
         terms, usage = expand(provider, QUESTION)
     (request,) = api.requests

@@ -21,6 +21,9 @@ from scout.store import PassageRecord, Store
 ARCHIVE = Path(__file__).parent / "fixtures" / "realdocs" / "stencil-site-docs.tar.xz"
 SHA = "bc1f11bcf5b0907ca266a9f691fa06dd4d023fa3"
 TOP = 8
+# One worker runs the module, so the store and the full rankings are built once a run, not once
+# for each worker that a parameter lands on (--dist loadgroup, as scripts/test runs).
+pytestmark = pytest.mark.xdist_group("stencil-docs")
 # Chatty questions a Stencil user might ask, besides those made from the docs' own headings.
 ASKED = [
     "how do I emit a custom event from my stencil component so the parent page can listen to it?",

@@ -23,14 +23,17 @@ import pytest
 
 from scout.answer import ask
 from scout.errors import ProviderError
-from scout.providers.anthropic_api import AnthropicProvider
 from scout.providers.claude_local import ClaudeLocalProvider
 from scout.store import Store
 from tests.fakes.corpus import make_store, write_config
 from tests.fakes.messages_api import FakeMessagesAPI, message
 from tests.helpers.run import run_completed
+from tests.helpers.sdk import ONE_WORKER, lazy, preloaded
 
-pytestmark = pytest.mark.faults
+pytestmark = [pytest.mark.faults, ONE_WORKER]
+
+anthropic_api = lazy("scout.providers.anthropic_api")
+_imported = preloaded(anthropic_api)
 
 FAKE_CLAUDE = Path(__file__).parent / "fakes" / "fake_claude.py"
 QUESTION = "How do I rotate keys?"
@@ -253,7 +256,7 @@ def test_anthropic_timeout_is_a_provider_error_not_a_decline(
             ask(
                 QUESTION,
                 store=store,
-                provider=AnthropicProvider(model="m", timeout=0.3, max_retries=0),
+                provider=anthropic_api.AnthropicProvider(model="m", timeout=0.3, max_retries=0),
                 provider_name="anthropic",
             )
     assert str(caught.value) == "the API gave no reply within 0.3 s"

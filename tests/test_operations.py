@@ -144,7 +144,12 @@ def test_a_signal_during_a_worker_sweep_commits_the_current_issue_and_exits_0(
     assert "apscheduler" not in err  # not even "skipped: maximum number of running instances"
     assert "stopped early by a signal" in err
     committed = _whole_issues(db)
-    # the sweep was stopped part-way: a later sweep reads the rest, and ends whole
+    # The sweep was stopped part-way: a later sweep reads the rest, and ends whole. It judges
+    # offline: what it reads does not depend on the judge, and the ~50 fake claude processes
+    # it started were two thirds of this test's CPU.
+    config.write_text(
+        config.read_text().replace('provider = "claude-local"', 'provider = "offline"')
+    )
     swept = scout("sweep", "--json", config=config)
     assert swept.code == 0, swept.stderr
     assert swept.json()["issues_read"] >= 1
@@ -440,10 +445,8 @@ def _on_a_terminal(*args: str, cwd: Path) -> tuple[int, str, str]:
 
     master, slave = pty.openpty()
     env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
-    process = subprocess.Popen(
-        [*SCOUT, *args], stdout=subprocess.PIPE, stderr=slave, text=True, cwd=cwd, env=env
-    )
-    os.close(slave)
+    with os.fdopen(slave, "wb", buffering=0) as terminal:  # the child keeps its own copy
+        process = start_cli(list(args), stdout=PIPE, stderr=terminal, cwd=cwd, env=env)
     chunks: list[bytes] = []
     while True:
         try:
@@ -455,6 +458,7 @@ def _on_a_terminal(*args: str, cwd: Path) -> tuple[int, str, str]:
         chunks.append(chunk)
     out, _ = process.communicate(timeout=60)
     os.close(master)
+    assert process.returncode is not None and out is not None
     return process.returncode, out, b"".join(chunks).decode("utf-8", errors="replace")
 
 

@@ -12,12 +12,15 @@ import pytest
 from scout.compose import AddressesOutput, AnswerOutput, addresses_task, answer_task
 from scout.errors import ProviderError, UsageError
 from scout.providers import REGISTRY, ProviderName, make_provider
-from scout.providers.anthropic_api import AnthropicProvider
 from scout.providers.base import Usage
 from scout.providers.claude_local import ClaudeLocalProvider
 from scout.providers.offline import OfflineProvider
 from tests.fakes.corpus import BACKUPS, CREDENTIALS
 from tests.fakes.messages_api import DEFAULT_OUTPUT, FakeMessagesAPI
+from tests.helpers.sdk import ONE_WORKER, lazy
+
+pytestmark = ONE_WORKER
+anthropic_api = lazy("scout.providers.anthropic_api")
 
 FAKE_CLAUDE = Path(__file__).parent / "fakes" / "fake_claude.py"
 TASK = answer_task("How do I rotate keys?", [CREDENTIALS, BACKUPS])
@@ -33,7 +36,7 @@ def test_registry_names_the_four_providers() -> None:
     assert list(REGISTRY) == list(get_args(ProviderName))  # what the config accepts
     assert isinstance(make_provider("offline", model="x"), OfflineProvider)
     assert isinstance(make_provider("claude-local", model="x"), ClaudeLocalProvider)
-    assert isinstance(make_provider("anthropic", model="x"), AnthropicProvider)
+    assert isinstance(make_provider("anthropic", model="x"), anthropic_api.AnthropicProvider)
     with pytest.raises(UsageError, match="unknown provider 'gpt': choose one of claude-local"):
         make_provider("gpt", model="x")
 
@@ -126,7 +129,7 @@ def api_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 
 def run_against(api: FakeMessagesAPI, env: pytest.MonkeyPatch, **kwargs: float) -> AnswerOutput:
     env.setenv("ANTHROPIC_BASE_URL", api.url)
-    return AnthropicProvider(model="claude-haiku-4-5", **kwargs).run(TASK)  # type: ignore[arg-type]
+    return anthropic_api.AnthropicProvider(model="claude-haiku-4-5", **kwargs).run(TASK)  # type: ignore[arg-type]
 
 
 def test_anthropic_success_sends_structured_output_request(api_env: pytest.MonkeyPatch) -> None:
@@ -177,13 +180,13 @@ def test_anthropic_slow_reply_times_out(api_env: pytest.MonkeyPatch) -> None:
 def test_anthropic_without_a_key_says_how_to_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(ProviderError, match="set ANTHROPIC_API_KEY to use the anthropic provider"):
-        AnthropicProvider(model="m").run(TASK)
+        anthropic_api.AnthropicProvider(model="m").run(TASK)
 
 
 def test_anthropic_unreachable(api_env: pytest.MonkeyPatch) -> None:
     api_env.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     with pytest.raises(ProviderError, match="cannot reach the API"):
-        AnthropicProvider(model="m", max_retries=0).run(TASK)
+        anthropic_api.AnthropicProvider(model="m", max_retries=0).run(TASK)
 
 
 # ---------------------------------------------------------------------------------- offline
@@ -235,7 +238,7 @@ def test_offline_addresses_is_lexical(question: str, addresses: bool) -> None:
 def test_anthropic_reports_tokens_priced_from_the_table(api_env: pytest.MonkeyPatch) -> None:
     with FakeMessagesAPI(["success"]) as api:
         api_env.setenv("ANTHROPIC_BASE_URL", api.url)
-        metered = AnthropicProvider(model="claude-haiku-4-5").run_metered(TASK)
+        metered = anthropic_api.AnthropicProvider(model="claude-haiku-4-5").run_metered(TASK)
     assert metered.output == EXPECTED
     # The fake reports 10 input and 5 output tokens; Haiku 4.5 costs $1 / $5 a million.
     assert metered.usage == Usage(10, 5, pytest.approx((10 * 1.0 + 5 * 5.0) / 1_000_000))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 import re
 import signal
 import sqlite3
@@ -75,7 +74,7 @@ def test_a_second_sweep_with_nothing_changed_reads_nothing(
     assert set(second["forge_requests"]) <= {"issues", "project", "head"}
 
 
-EXTRA_ISSUES = 150
+EXTRA_ISSUES = 60
 
 
 def _busy_demo(directory: Path) -> Path:
@@ -89,32 +88,44 @@ def _busy_demo(directory: Path) -> Path:
     return config
 
 
+def _copy_db(source: Path, target: Path) -> None:
+    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
+        src.backup(dst)
+    src.close()
+    dst.close()
+
+
 @pytest.mark.slow
 def test_sigkill_at_any_point_then_rerun_equals_an_uninterrupted_sweep(tmp_path: Path) -> None:
     reference_dir = tmp_path / "reference"
     reference_dir.mkdir()
     config = _busy_demo(reference_dir)
-    for command in ("index", "sweep"):
-        assert run_cli(["--config", str(config), command]).code == 0
+    assert run_cli(["--config", str(config), "index"]).code == 0
+    # every trial sweeps this indexed store: indexing is the same each time, and not on trial
+    indexed = tmp_path / "indexed.db"
+    _copy_db(reference_dir / "scout.db", indexed)
+    assert run_cli(["--config", str(config), "sweep"]).code == 0
     expected = _state(reference_dir / "scout.db")
     total = len(expected["issues"])
 
-    rng = random.Random(20261129)
-    kill_points = [0] + sorted(rng.sample(range(1, total), 7))
+    # Kill points spread on purpose: before the first commit, just after it, at a third, at two
+    # thirds, and before the last. Each kill lands at the next poll after that many issues are
+    # committed, mostly inside the next issue's transaction or judgements.
+    kill_points = [0, 1, total // 3, 2 * total // 3, total - 1]
     killed_at = []
     for trial, point in enumerate(kill_points):
         trial_dir = tmp_path / f"trial{trial}"
         trial_dir.mkdir()
         trial_config = _busy_demo(trial_dir)
         db = trial_dir / "scout.db"
-        assert run_cli(["--config", str(trial_config), "index"]).code == 0
+        _copy_db(indexed, db)
         died = kill_sweep_at(["--config", str(trial_config), "sweep"], db, point)
         if died is not None:
             killed_at.append(died)
         assert run_cli(["--config", str(trial_config), "sweep"]).code == 0
         assert _state(db) == expected, f"killed after {point} issues"
     # the kills must land at many different points, not all before or after the sweep
-    assert len(set(killed_at)) >= 5, killed_at
+    assert len(set(killed_at)) >= 4, killed_at
 
 
 def _small_estate(builder: EstateBuilder) -> tuple[Any, str]:

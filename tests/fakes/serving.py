@@ -22,11 +22,13 @@ import httpx
 import uvicorn  # noqa: F401
 
 import scout.serve.app  # noqa: F401
+import scout.serve.mcp  # noqa: F401
 from tests.helpers.run import Started, start_cli
 
-# The two imports above are for the servers these tests fork (tests.helpers.run): a forked
+# The three imports above are for the servers these tests fork (tests.helpers.run): a forked
 # `scout serve` inherits them instead of importing starlette and uvicorn again, 0.17 s of CPU
-# a server, some 70 times a run. What importing them costs is the whole-process bench's.
+# a server, some 70 times a run, and the MCP SDK its /mcp route is built with, 1 s more.
+# What importing them costs is the whole-process bench's.
 
 SCOUT = [sys.executable, "-m", "scout"]
 FAKE_CLAUDE = Path(__file__).parent / "fake_claude.py"
