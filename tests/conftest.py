@@ -15,7 +15,10 @@ from tests.helpers.config import render_config
 from tests.helpers.run import Result, run_cli
 
 _PLUGIN = Path(__file__).parent / "gitlab_server" / "pytest_plugin.py"
-pytest_plugins = ["tests.gitlab_server.pytest_plugin"] if _PLUGIN.exists() else []
+pytest_plugins = [
+    "tests.helpers.xdist_groups",
+    *(["tests.gitlab_server.pytest_plugin"] if _PLUGIN.exists() else []),
+]
 
 FAKE_CLAUDE = Path(__file__).parent / "fakes" / "fake_claude.py"
 
