@@ -23,6 +23,10 @@ from signposts.audit import reason_class, rejection_groups, render, summarise
 from tests.helpers.demo import demo_estate
 from tests.helpers.run import Result
 
+# One worker runs the module: its swept demo is a module fixture, built once a run rather than
+# once a worker (--dist loadgroup, as scripts/test runs).
+pytestmark = pytest.mark.xdist_group("test_audit")
+
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 
 

@@ -40,7 +40,9 @@ from tests.helpers.served import (
     state,
 )
 
-pytestmark = pytest.mark.faults
+# One worker runs the module: its estate and GitLab server are module fixtures, built once a run
+# rather than once a worker (--dist loadgroup, as scripts/test runs).
+pytestmark = [pytest.mark.faults, pytest.mark.xdist_group("test_faults_forge")]
 
 INJECTED: list[str] = []  # every fault schedule used, for the README's figures
 _RUNS = itertools.count()  # one store folder per case on the shared server

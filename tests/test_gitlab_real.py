@@ -36,6 +36,10 @@ from tests.helpers.served import (
     state,
 )
 
+# One worker runs the module: its estate is a module fixture, built once a run rather than once a
+# worker (--dist loadgroup, as scripts/test runs).
+pytestmark = pytest.mark.xdist_group("test_gitlab_real")
+
 TOKEN = "glpat-test-token"
 URL = "https://gitlab.acme.example"
 STEPS = [f"Step {i} of the guide explains part {i} at length." for i in range(1, 21)]

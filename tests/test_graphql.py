@@ -41,6 +41,10 @@ from tests.gitlab_server.graphql_api import MAX_COMPLEXITY
 from tests.gitlab_server.server import GitLabServer
 from tests.helpers.served import TOKEN, TOKEN_ENV, Served, run_scout, serve_demo, state
 
+# One worker runs the module: its GitLab estate and the swept store are module fixtures, built
+# once a run rather than once a worker (--dist loadgroup, as scripts/test runs).
+pytestmark = pytest.mark.xdist_group("test_graphql")
+
 URL = "https://gitlab.acme.example"
 ISSUES = 230  # three pages of 100
 MANY_NOTES = 250  # one issue whose notes need two follow-up queries

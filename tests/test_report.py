@@ -32,6 +32,10 @@ from signposts.audit import rejections
 from tests.helpers.demo import demo_estate
 from tests.helpers.run import run_cli
 
+# One worker runs the module: its Chromium and reports are module fixtures, built once a run
+# rather than once a worker (--dist loadgroup, as scripts/test runs).
+pytestmark = pytest.mark.xdist_group("test_report")
+
 DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
 CHROMIUM = Path("/usr/bin/chromium")
 HOSTILE = "<script>document.title='pwned'</script> how do I rotate the flux capacitor?"

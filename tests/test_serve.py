@@ -23,6 +23,10 @@ from tests.fakes.serving import SCOUT, claude_on_path, running, write_serve_conf
 from tests.helpers.demo import demo_estate
 from tests.helpers.run import Started, run_cli
 
+# One worker runs the module: its demo store and server are module fixtures, built once a run
+# rather than once a worker (--dist loadgroup, as scripts/test runs).
+pytestmark = pytest.mark.xdist_group("test_serve")
+
 ERROR_KEYS = {"error"}
 
 

@@ -21,6 +21,10 @@ from tests.fakes.corpus import CRED_URL, make_store
 from tests.fakes.serving import Server, running, write_serve_config
 from tests.helpers.growth import assert_linear
 
+# One worker runs the module: its server and Chromium are module fixtures, built once a run rather
+# than once a worker (--dist loadgroup, as scripts/test runs).
+pytestmark = pytest.mark.xdist_group("test_serve_page")
+
 CHROMIUM = Path("/usr/bin/chromium")
 HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)> "quoted" & keys'
 

@@ -25,6 +25,10 @@ from tests.helpers.demo import demo_estate
 from tests.helpers.run import Result
 from tests.helpers.validator import local_validator
 
+# One worker runs the module: its swept demo is a module fixture, built once a run rather than
+# once a worker (--dist loadgroup, as scripts/test runs).
+pytestmark = pytest.mark.xdist_group("test_validate")
+
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoEstate, Store, Counter[str]]:
