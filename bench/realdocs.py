@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     config_text = (work / "dev" / "scout.toml").read_text(encoding="utf-8")
     versions = {"now": ROOT, "before": before}
     result: dict[str, Any] = {
-        "realdocs": str(realdocs),
+        "realdocs": realdocs.name,  # the corpus by name: the path is only this machine's
         "before": args.before,
         "copies": args.copies,
     }

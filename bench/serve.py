@@ -165,7 +165,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     listed = json.loads((realdocs / "questions.json").read_text(encoding="utf-8"))
     listed = listed["questions"] if isinstance(listed, dict) else listed
     asked = [q["question"] for q in listed]
-    result: dict[str, Any] = {"realdocs": str(realdocs), "questions_listed": len(asked)}
+    # the corpus by name: its path is only this machine's
+    result: dict[str, Any] = {"realdocs": realdocs.name, "questions_listed": len(asked)}
     providers = {
         "offline": (offline, {}),
         "provider_1s": (

@@ -22,11 +22,11 @@ from tests.fakes.corpus import make_store
 from tests.fakes.openai_api import USAGE, FakeOpenAI
 from tests.helpers.demo import demo_estate
 from tests.helpers.run import Result
-from tests.helpers.sdk import ONE_WORKER, lazy, preloaded
+from tests.helpers.sdk import ONE_WORKER, Lazy, preloaded
 from tests.helpers.wrapped import wrapped_command
 
 pytestmark = ONE_WORKER
-openai_provider = lazy("scout.providers.openai")
+openai_provider = Lazy("scout.providers.openai")
 _imported = preloaded(openai_provider)
 
 KEY_ENV = "SCOUT_CANARY_OPENAI_KEY"

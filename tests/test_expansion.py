@@ -20,10 +20,10 @@ from scout.store import Store
 from tests.fakes.corpus import BACKUPS, CREDENTIALS, make_store, write_config
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers.growth import assert_linear
-from tests.helpers.sdk import ONE_WORKER, lazy, preloaded
+from tests.helpers.sdk import ONE_WORKER, Lazy, preloaded
 
 pytestmark = ONE_WORKER
-anthropic_api = lazy("scout.providers.anthropic_api")
+anthropic_api = Lazy("scout.providers.anthropic_api")
 _imported = preloaded(anthropic_api)
 
 QUESTION = "how do I restore a backup?"

@@ -28,11 +28,11 @@ from scout.store import Store
 from tests.fakes.corpus import make_store, write_config
 from tests.fakes.messages_api import FakeMessagesAPI, message
 from tests.helpers.run import run_completed
-from tests.helpers.sdk import ONE_WORKER, lazy, preloaded
+from tests.helpers.sdk import ONE_WORKER, Lazy, preloaded
 
 pytestmark = [pytest.mark.faults, ONE_WORKER]
 
-anthropic_api = lazy("scout.providers.anthropic_api")
+anthropic_api = Lazy("scout.providers.anthropic_api")
 _imported = preloaded(anthropic_api)
 
 FAKE_CLAUDE = Path(__file__).parent / "fakes" / "fake_claude.py"

@@ -21,10 +21,10 @@ from scout.providers.base import Task, run_metered
 from scout.providers.schema import AddressesOutput, AnswerOutput
 from tests.fakes.openai_api import DEFAULT_ADDRESSES, DEFAULT_ANSWER, USAGE, FakeOpenAI
 from tests.helpers.growth import assert_linear
-from tests.helpers.sdk import ONE_WORKER, lazy, preloaded
+from tests.helpers.sdk import ONE_WORKER, Lazy, preloaded
 
 pytestmark = ONE_WORKER
-openai_provider = lazy("scout.providers.openai")
+openai_provider = Lazy("scout.providers.openai")
 # Imported before any test, not by the first one: the SDK's import, inside a growth check, made
 # a copy of 200,000 characters read 11x one of 50,000 (its memory, not the function's growth).
 _imported = preloaded(openai_provider)

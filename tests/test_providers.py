@@ -17,10 +17,10 @@ from scout.providers.claude_local import ClaudeLocalProvider
 from scout.providers.offline import OfflineProvider
 from tests.fakes.corpus import BACKUPS, CREDENTIALS
 from tests.fakes.messages_api import DEFAULT_OUTPUT, FakeMessagesAPI
-from tests.helpers.sdk import ONE_WORKER, lazy
+from tests.helpers.sdk import ONE_WORKER, Lazy
 
 pytestmark = ONE_WORKER
-anthropic_api = lazy("scout.providers.anthropic_api")
+anthropic_api = Lazy("scout.providers.anthropic_api")
 
 FAKE_CLAUDE = Path(__file__).parent / "fakes" / "fake_claude.py"
 TASK = answer_task("How do I rotate keys?", [CREDENTIALS, BACKUPS])

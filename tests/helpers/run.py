@@ -5,33 +5,41 @@ own exit code, cwd, environment and stdin/stdout/stderr as file descriptors. It 
 process instead of starting an interpreter: the suite starts scout some 600 times, and
 interpreter start-up and imports (pydantic's models, click, markdown-it: about 0.3 s of CPU a
 run on the 2-core CI machine; a ``scout search`` of the demo took 0.45 s started, 0.09 s forked)
-were a fifth of the suite's CPU time. What the commands import is imported once in the test
-process before its first fork (``SHARED_IMPORTS``), so children share it rather than each
-importing it again. The child is made to look like a fresh interpreter where Scout can tell:
-fresh std streams on fds 0-2, no inherited descriptors (a server socket a test closes must
-refuse, not hang), the default warning filters and signal handlers, no logging handlers, no
-``pytest`` in ``sys.modules``, a new random seed, and a normal interpreter exit (non-daemon
-threads joined, streams flushed). What only a real start-up shows (the entry point, import
-costs, ``PYTHON*`` and locale variables) runs the interpreter: ``exec_=True``, an environment
-that changes ``PYTHON*``/``LC_*``/``LANG``, or ``SCOUT_TEST_EXEC=1`` for the whole suite. A test
-whose other threads use SQLite (or any library holding a lock with the GIL released) while scout
-runs must pass ``exec_=True``: a lock held by another thread at the fork stays held in the
-child, which then waits forever.
+were a fifth of the suite's CPU time. Scout's modules are imported once in the test process
+before its first fork, so children share them rather than each importing what its command needs.
+The child is made to look like a fresh interpreter where Scout can tell: fresh std streams on
+fds 0-2, no inherited descriptors (a server socket a test closes must refuse, not hang), the
+default warning filters and signal handlers, no logging handlers, no ``pytest`` in
+``sys.modules``, a new random seed, and a normal interpreter exit (non-daemon threads joined,
+streams flushed). What only a real start-up shows (the entry point, import costs, ``PYTHON*``
+and locale variables) runs the interpreter: ``exec_=True``, an environment that changes
+``PYTHON*``/``LC_*``/``LANG``, or ``SCOUT_TEST_EXEC=1`` for the whole suite. A test whose other
+threads use SQLite (or any library holding a lock with the GIL released) while scout runs must
+pass ``exec_=True``: a lock held by another thread at the fork stays held in the child, which
+then waits forever.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 import os
+import pkgutil
 import select
 import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+import ingest
+import scout
+import signposts
 
 SCOUT = [sys.executable, "-m", "scout"]
 EXEC_ENV = "SCOUT_TEST_EXEC"
@@ -118,59 +126,26 @@ def _encoding() -> str:
     return sys.__stdout__.encoding if sys.__stdout__ else "utf-8"
 
 
-# What scout's commands import, at the top of scout.cli.main or inside the command that needs
-# it: imported once in the test process before its first fork, so every forked run shares the
-# modules instead of importing them again. A forked ``scout sweep`` of an unchanged estate took
-# 0.62 s of CPU without them, 0.09 s with them. The SDKs of the model providers and the server
-# extra stay out: a run that needs one imports it, as a fresh interpreter would.
-SHARED_IMPORTS = (
-    "scout.cli.main",
-    *(
-        f"scout.cli.{name}"
-        for name in (
-            "ask backup demo evaluate gaps index ingest pager progress report search signposts"
-        ).split()
-    ),
-    "scout.providers.offline",
-    "scout.providers.claude_local",
-    "scout.hits",
-    "scout.corpus.index",
-    "scout.corpus.rules",
-    "scout.forge.local",
-    "scout.forge.gitlab",
-    "scout.forge.gitlab_graphql",
-    "scout.answer",
-    "scout.demo.run",
-    "scout.report",
-    "scout.gaps",
-    "scout.evaluation.runner",
-    "scout.store.backup",
-    "ingest.worker",
-    "ingest.recheck",
-    "ingest.sweep",
-    "ingest.lock",
-    "apscheduler.triggers.cron",
-    "apscheduler.triggers.interval",
-    "signposts.audit",
-    "signposts.extract",
-    "rich.console",
-    "rich.progress",
-)
-_shared: list[bool] = []
+# Every module of scout, signposts and ingest, imported once in the test process before its first
+# fork, so forked runs share them instead of importing what their command needs again: a forked
+# ``scout sweep`` of an unchanged estate took 0.62 s of CPU without them, 0.09 s with them. The
+# modules that import a model provider's SDK or the serve extra stay out: a run that needs one
+# imports it, as a fresh interpreter would (and ``__main__`` would run scout).
+_NOT_SHARED = ("scout.__main__", "scout.providers.anthropic_api", "scout.providers.openai")
+_NOT_SHARED_PACKAGES = ("scout.serve.",)
 
 
+@functools.cache
 def _share_imports() -> None:
-    if _shared:
-        return
-    _shared.append(True)
-    import importlib
-    import warnings
-
     # as the child imports them: under the default filters, not the suite's "error"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name in SHARED_IMPORTS:
-            importlib.import_module(name)
+        for package in (scout, signposts, ingest):
+            for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+                if module.name not in _NOT_SHARED and not module.name.startswith(
+                    _NOT_SHARED_PACKAGES
+                ):
+                    importlib.import_module(module.name)
 
 
 def _fork(

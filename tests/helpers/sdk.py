@@ -3,7 +3,7 @@
 anthropic takes 2.7 s to import, mcp 1.0 s and openai 0.7 s (bytecode compiled, this machine).
 Imported at the top of a test module, they were paid by every pytest-xdist worker while it
 collected (each worker imports every test module): 4.4 s of a worker's 8 s of collection, six
-times a run. A module that needs one reaches it through :func:`lazy` (imported on first use),
+times a run. A module that needs one reaches it through :class:`Lazy` (imported on first use),
 carries :data:`ONE_WORKER` (``scripts/test`` runs ``--dist loadgroup``, which keeps a group on one
 worker), and takes :func:`preloaded` when its tests fork commands (tests/helpers/run.py), so the
 forks find the SDK imported instead of importing it each.
@@ -34,10 +34,6 @@ class Lazy:
         if attribute.startswith("_"):  # pytest probes every module-level object for its markers
             raise AttributeError(attribute)
         return getattr(self.module(), attribute)
-
-
-def lazy(name: str) -> Lazy:
-    return Lazy(name)
 
 
 def preloaded(*modules: Lazy) -> Callable[[], Iterator[None]]:
