@@ -1,11 +1,14 @@
 """Recall on a realdocs folder's questions, in-process, by split and by overlap class.
 
-    .venv/bin/python -m bench.realdocs_recall CONFIG --realdocs PATH [--misses] [--json OUT]
+    .venv/bin/python -m bench.realdocs_recall CONFIG --realdocs PATH [--extra FILE] [--misses]
+        [--json OUT]
 
 The realdocs folder's ``recall.py`` counts a question found as it does (its ``first_rank``);
 this adds what it does not print: recall at 8, 20 and 50 and MRR (at 8) for ``questions.json``
 and for each ``split`` of ``questions-more.json``, each by ``overlap`` class (the first words of
 a question's note). Tune on ``tune``; a change that lifts it and not ``check`` is fitting.
+``--extra`` adds questions of the same schema written for this corpus (bench/questions/, all
+on the ``tune`` side): they count in their split and are also reported on their own as ``own``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,14 @@ def load_recall(realdocs: Path) -> Any:
 def overlap_class(question: dict[str, Any]) -> str:
     note = str(question.get("note", ""))
     return note.split()[1] if note.startswith("overlap ") else "-"
+
+
+def extra_questions(files: list[Path]) -> list[dict[str, Any]]:
+    """The questions of ``files``, each marked as our own (reported as ``own`` as well)."""
+    out = []
+    for file in files:
+        out += [{**q, "own": True} for q in json.loads(file.read_text(encoding="utf-8"))]
+    return out
 
 
 def summary(ranks: list[tuple[int | None, int | None]]) -> dict[str, Any]:
@@ -59,7 +70,10 @@ def measure(
         rank = recall.first_rank(hits, q["targets"])
         deep = recall.first_rank(search(q["question"], max(DEPTHS)), q["targets"])
         split = q.get("split", "orig")
-        for key in (split, f"{split}/{overlap_class(q)}"):
+        keys = [split, f"{split}/{overlap_class(q)}"]
+        if q.get("own"):
+            keys += ["own", f"own/{overlap_class(q)}"]
+        for key in keys:
             groups.setdefault(key, []).append((rank, deep))
         if misses and (rank is None or rank > 8):
             print(f"  {q['id']} r={rank} [{split} {overlap_class(q)}] {q['question'][:90]}")
@@ -74,6 +88,13 @@ def main() -> int:
     parser.add_argument("--misses", action="store_true", help="print questions not in the top 8")
     parser.add_argument("--split", default=None, help="only this split (tune, check, orig)")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--extra",
+        type=Path,
+        action="append",
+        default=[],
+        help="more questions (bench/questions/*.json)",
+    )
     args = parser.parse_args()
 
     import scout.retrieve
@@ -98,6 +119,7 @@ def main() -> int:
     questions = [
         *json.loads((args.realdocs / "questions.json").read_text(encoding="utf-8")),
         *json.loads((args.realdocs / "questions-more.json").read_text(encoding="utf-8")),
+        *extra_questions(args.extra),
     ]
     if args.split:
         questions = [q for q in questions if q.get("split", "orig") == args.split]

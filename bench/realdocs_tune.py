@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.realdocs_recall import load_recall, measure
+from bench.realdocs_recall import extra_questions, load_recall, measure
 
 
 def main() -> int:
@@ -27,6 +27,13 @@ def main() -> int:
     parser.add_argument("--realdocs", type=Path, required=True)
     parser.add_argument("--set", action="append", default=[], metavar="NAME=V1,V2")
     parser.add_argument("--split", default="tune")
+    parser.add_argument(
+        "--extra",
+        type=Path,
+        action="append",
+        default=[],
+        help="more questions (bench/questions/*.json)",
+    )
     args = parser.parse_args()
 
     from scout import rank, retrieve
@@ -37,7 +44,10 @@ def main() -> int:
     store = Store.open(load_config(args.config).store.path)
     questions = [
         q
-        for q in json.loads((args.realdocs / "questions-more.json").read_text(encoding="utf-8"))
+        for q in [
+            *json.loads((args.realdocs / "questions-more.json").read_text(encoding="utf-8")),
+            *extra_questions(args.extra),
+        ]
         if q.get("split") == args.split
     ]
     grid: dict[str, list[float]] = {}
