@@ -84,7 +84,17 @@ def code_spans(question: str) -> list[str]:
 
 def name_words(path: str) -> tuple[str, ...]:
     """The words of a project's name, the last segment of its path ("python-gitlab")."""
-    return tuple(w for w in re.split(r"[\W_]+", path.rsplit("/", 1)[-1].casefold()) if w)
+    return _words_of(path.rsplit("/", 1)[-1])
+
+
+def path_words(path: str) -> tuple[str, ...]:
+    """The words of every segment of a project's path ("gitlab-org/charts/gitlab": gitlab,
+    org, charts), each once: a subgroup names its projects as the project's own name does."""
+    return tuple(dict.fromkeys(w for segment in path.split("/") for w in _words_of(segment)))
+
+
+def _words_of(segment: str) -> tuple[str, ...]:
+    return tuple(w for w in re.split(r"[\W_]+", segment.casefold()) if w)
 
 
 def named_projects(
@@ -95,22 +105,25 @@ def named_projects(
     """The projects ``words`` (the question's, case-folded, in order) name.
 
     A project is named by the words of its name written together ("python gitlab"), or by one
-    word of its name that no other project's name has and that ``share(word, project)`` (the
-    project's share of the passages using it) shows to be its own.
+    word of its path (its name, or a group's: "charts" of "gitlab-org/charts/gitlab") that no
+    other project's path has and that ``share(word, project)`` (the project's share of the
+    passages using it) shows to be its own. A group above every project is in every path, so
+    it names none of them.
     """
-    names = {project: name_words(project) for project in projects}
+    projects = list(projects)
     owners: dict[str, set[str]] = {}
-    for project, parts in names.items():
-        for part in parts:
+    for project in projects:
+        for part in path_words(project):
             owners.setdefault(part, set()).add(project)
     text = f" {' '.join(words)} "
     asked = set(words)
     named = set()
-    for project, parts in names.items():
+    for project in projects:
+        parts = name_words(project)
         if len(parts) > 1 and f" {' '.join(parts)} " in text:
             named.add(project)
             continue
-        for part in parts:
+        for part in path_words(project):
             if part in asked and owners[part] == {project} and share(part, project) >= NAME_SHARE:
                 named.add(project)
                 break

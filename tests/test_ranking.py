@@ -117,6 +117,38 @@ def test_a_named_project_is_favoured(store: Store) -> None:
     assert retrieve(store, unnamed, 1)[0].id == plain(store, unnamed, 1)[0].id
 
 
+def test_a_group_in_the_project_path_names_it_too(store: Store) -> None:
+    # GitLab paths hold the tool's name in a group as often as in the project's own name
+    # (gitlab-org/charts/gitlab): here the Sphinx excerpt's project is named "docs".
+    store.insert_passages(
+        [
+            *excerpt(
+                "squidfunk/mkdocs-material",
+                "docs/setup/setting-up-site-analytics.md",
+                "mkdocs-material/setting-up-site-analytics.md",
+            ),
+            *excerpt("tools/sphinx/docs", "doc/faq.rst", "sphinx/faq.rst"),
+            *filler(),
+        ]
+    )
+    question = "add google analytics tracking to my sphinx site"
+    assert plain(store, question)[0].project == "squidfunk/mkdocs-material"
+    assert retrieve(store, question, 8)[0].project == "tools/sphinx/docs"
+
+
+def test_path_words_shared_by_projects_name_none_of_them() -> None:
+    projects = ["gitlab-org/charts/gitlab", "gitlab-org/charts/auto-deploy-app", "gitlab-org/cli"]
+    share = lambda word, project: 1.0  # noqa: E731
+    named = rank.named_projects
+    assert named(["the", "charts"], projects, share) == set()  # a group of two projects
+    assert named(["gitlab", "org"], projects, share) == set()  # the group above every project
+    deploy = {"gitlab-org/charts/auto-deploy-app"}
+    assert named(["auto", "deploy", "app"], projects, share) == deploy
+    assert named(["deploy", "charts"], projects, share) == deploy  # its own word, not the group's
+    assert named(["the", "charts"], projects[:1] + projects[2:], share) == {projects[0]}
+    assert rank.path_words("gitlab-org/charts/gitlab") == ("gitlab", "org", "charts")
+
+
 def test_name_words_shared_or_common_name_nothing() -> None:
     projects = ["g/python-gitlab", "g/gitlab-charts", "g/hugo-docs"]
     everywhere = {"gitlab": 1.0, "docs": 0.2, "hugo": 0.97, "python": 0.5}
