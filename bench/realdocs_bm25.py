@@ -20,21 +20,20 @@ import argparse
 import dataclasses
 import functools
 import itertools
-import json
 import math
 import random
 import sys
 from pathlib import Path
 from typing import Any
 
-from bench.realdocs_recall import extra_questions, load_recall, measure
+from bench.realdocs_recall import add_extra, load_recall, measure, split_questions
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("config")
     parser.add_argument("--realdocs", type=Path, required=True)
-    parser.add_argument("--extra", type=Path, action="append", default=[])
+    add_extra(parser)
     parser.add_argument("--split", default="tune")
     parser.add_argument("--k1", default="0.8,1.2,2.0")
     parser.add_argument("--b", default="0.3,0.5,0.75,0.9")
@@ -48,14 +47,7 @@ def main() -> int:
 
     recall = load_recall(args.realdocs)
     store = Store.open(load_config(args.config).store.path)
-    questions = [
-        q
-        for q in [
-            *json.loads((args.realdocs / "questions-more.json").read_text(encoding="utf-8")),
-            *extra_questions(args.extra),
-        ]
-        if q.get("split") == args.split
-    ]
+    questions = split_questions(args.realdocs, args.extra, args.split)
     total = store.passage_count()
     sample = random.Random(1).sample(store.passages(), min(2_000, total))
     avg_heading = sum(len(retrieve.words(p.heading)) for p in sample) / len(sample)

@@ -1,7 +1,7 @@
 """Recall on a realdocs folder's questions, in-process, by split and by overlap class.
 
     .venv/bin/python -m bench.realdocs_recall CONFIG --realdocs PATH [--extra FILE] [--misses]
-        [--json OUT]
+        [--expanded TERMS] [--json OUT]
 
 The realdocs folder's ``recall.py`` counts a question found as it does (its ``first_rank``);
 this adds what it does not print: recall at 8, 20 and 50 and MRR (at 8) for ``questions.json``
@@ -9,6 +9,9 @@ and for each ``split`` of ``questions-more.json``, each by ``overlap`` class (th
 a question's note). Tune on ``tune``; a change that lifts it and not ``check`` is fitting.
 ``--extra`` adds questions of the same schema written for this corpus (bench/questions/, all
 on the ``tune`` side): they count in their split and are also reported on their own as ``own``.
+``--expanded`` measures expansion without a provider call: a JSON object of question id to the
+terms a model replied for that question alone (``[retrieval] expand = "model"``'s prompt),
+cleaned and ranked as retrieval does with a live reply.
 """
 
 from __future__ import annotations
@@ -36,11 +39,40 @@ def overlap_class(question: dict[str, Any]) -> str:
     return note.split()[1] if note.startswith("overlap ") else "-"
 
 
+def add_extra(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--extra",
+        type=Path,
+        action="append",
+        default=[],
+        help="more questions (bench/questions/*.json)",
+    )
+
+
+def split_questions(realdocs: Path, extra: list[Path], split: str) -> list[dict[str, Any]]:
+    """``questions-more.json``'s questions of ``split``, with those of ``extra`` files."""
+    more = json.loads((realdocs / "questions-more.json").read_text(encoding="utf-8"))
+    return [q for q in [*more, *extra_questions(extra)] if q.get("split") == split]
+
+
 def extra_questions(files: list[Path]) -> list[dict[str, Any]]:
     """The questions of ``files``, each marked as our own (reported as ``own`` as well)."""
     out = []
     for file in files:
         out += [{**q, "own": True} for q in json.loads(file.read_text(encoding="utf-8"))]
+    return out
+
+
+def expanded_terms(file: Path, questions: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Question text -> the terms ``file`` holds for its id, cleaned as a live reply is."""
+    from scout.expansion import clean_terms
+
+    replies = json.loads(file.read_text(encoding="utf-8"))
+    out = {}
+    for q in questions:
+        raw = replies.get(q.get("id"))
+        if isinstance(raw, list):
+            out[q["question"]] = clean_terms(raw, q["question"])
     return out
 
 
@@ -89,12 +121,9 @@ def main() -> int:
     parser.add_argument("--split", default=None, help="only this split (tune, check, orig)")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument(
-        "--extra",
-        type=Path,
-        action="append",
-        default=[],
-        help="more questions (bench/questions/*.json)",
+        "--expanded", type=Path, default=None, help="question id -> a model's terms (JSON)"
     )
+    add_extra(parser)
     args = parser.parse_args()
 
     import scout.retrieve
@@ -109,18 +138,20 @@ def main() -> int:
     recall = load_recall(args.realdocs)
     store = Store.open(load_config(args.config).store.path)
 
-    def search(question: str, k: int) -> list[dict[str, Any]]:
-        return [
-            {"project": h.project, "path": h.path, "heading": h.heading,
-             "lines": [h.line_start, h.line_end]}
-            for h in retrieve(store, question, k)
-        ]  # fmt: skip
-
     questions = [
         *json.loads((args.realdocs / "questions.json").read_text(encoding="utf-8")),
         *json.loads((args.realdocs / "questions-more.json").read_text(encoding="utf-8")),
         *extra_questions(args.extra),
     ]
+    terms = expanded_terms(args.expanded, questions) if args.expanded else {}
+
+    def search(question: str, k: int) -> list[dict[str, Any]]:
+        return [
+            {"project": h.project, "path": h.path, "heading": h.heading,
+             "lines": [h.line_start, h.line_end]}
+            for h in retrieve(store, question, k, expanded=terms.get(question, ()))
+        ]  # fmt: skip
+
     if args.split:
         questions = [q for q in questions if q.get("split", "orig") == args.split]
     figures = measure(search, recall, questions, args.misses)

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from bench.realdocs_recall import extra_questions, load_recall, measure
+from bench.realdocs_recall import add_extra, load_recall, measure, split_questions
 
 
 def main() -> int:
@@ -27,13 +26,7 @@ def main() -> int:
     parser.add_argument("--realdocs", type=Path, required=True)
     parser.add_argument("--set", action="append", default=[], metavar="NAME=V1,V2")
     parser.add_argument("--split", default="tune")
-    parser.add_argument(
-        "--extra",
-        type=Path,
-        action="append",
-        default=[],
-        help="more questions (bench/questions/*.json)",
-    )
+    add_extra(parser)
     args = parser.parse_args()
 
     from scout import rank, retrieve
@@ -42,14 +35,7 @@ def main() -> int:
 
     recall = load_recall(args.realdocs)
     store = Store.open(load_config(args.config).store.path)
-    questions = [
-        q
-        for q in [
-            *json.loads((args.realdocs / "questions-more.json").read_text(encoding="utf-8")),
-            *extra_questions(args.extra),
-        ]
-        if q.get("split") == args.split
-    ]
+    questions = split_questions(args.realdocs, args.extra, args.split)
     grid: dict[str, list[float]] = {}
     for setting in args.set:
         name, _, values = setting.partition("=")

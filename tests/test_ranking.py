@@ -97,7 +97,14 @@ def test_changelog_ranks_below_docs_unless_the_question_asks_about_a_release(
     assert retrieve(store, "social cards plugin sandboxed in 9.7.4?", 8)[0].kind == "changelog"
 
 
-def test_a_named_project_is_favoured(store: Store) -> None:
+@pytest.mark.parametrize(
+    "sphinx",
+    # GitLab paths hold a tool's name in a group as often as in the project's own name
+    # (gitlab-org/charts/gitlab): in the second, the Sphinx excerpt's project is called "docs".
+    ["sphinx-doc/sphinx", "tools/sphinx/docs"],
+    ids=["by_its_name", "by_a_group_in_its_path"],
+)
+def test_a_named_project_is_favoured(store: Store, sphinx: str) -> None:
     store.insert_passages(
         [
             *excerpt(
@@ -105,35 +112,16 @@ def test_a_named_project_is_favoured(store: Store) -> None:
                 "docs/setup/setting-up-site-analytics.md",
                 "mkdocs-material/setting-up-site-analytics.md",
             ),
-            *excerpt("sphinx-doc/sphinx", "doc/faq.rst", "sphinx/faq.rst"),
+            *excerpt(sphinx, "doc/faq.rst", "sphinx/faq.rst"),
             *filler(),
         ]
     )
     question = "add google analytics tracking to my sphinx site"
     assert plain(store, question)[0].project == "squidfunk/mkdocs-material"
-    assert retrieve(store, question, 8)[0].project == "sphinx-doc/sphinx"
+    assert retrieve(store, question, 8)[0].project == sphinx
     # Without the name, the plain order stands.
     unnamed = "add google analytics tracking to my site"
     assert retrieve(store, unnamed, 1)[0].id == plain(store, unnamed, 1)[0].id
-
-
-def test_a_group_in_the_project_path_names_it_too(store: Store) -> None:
-    # GitLab paths hold the tool's name in a group as often as in the project's own name
-    # (gitlab-org/charts/gitlab): here the Sphinx excerpt's project is named "docs".
-    store.insert_passages(
-        [
-            *excerpt(
-                "squidfunk/mkdocs-material",
-                "docs/setup/setting-up-site-analytics.md",
-                "mkdocs-material/setting-up-site-analytics.md",
-            ),
-            *excerpt("tools/sphinx/docs", "doc/faq.rst", "sphinx/faq.rst"),
-            *filler(),
-        ]
-    )
-    question = "add google analytics tracking to my sphinx site"
-    assert plain(store, question)[0].project == "squidfunk/mkdocs-material"
-    assert retrieve(store, question, 8)[0].project == "tools/sphinx/docs"
 
 
 def test_path_words_shared_by_projects_name_none_of_them() -> None:
