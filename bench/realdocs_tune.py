@@ -1,6 +1,7 @@
 """A grid over the ranking's constants on realdocs-dev's ``tune`` questions only.
 
     .venv/bin/python -m bench.realdocs_tune CONFIG --realdocs PATH [--set NAME=V1,V2 ...]
+        [--extra FILE] [--expanded TERMS]
 
 Each ``--set`` names a constant of ``scout.rank`` or ``scout.retrieve`` (``POOL``,
 ``FILE_CAP``, ``HEADING_WEIGHT``...) and the values to try; every combination is measured on
@@ -17,7 +18,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.realdocs_recall import add_extra, load_recall, measure, split_questions
+from bench.realdocs_recall import (
+    add_extra,
+    expanded_terms,
+    load_recall,
+    measure,
+    split_questions,
+)
 
 
 def main() -> int:
@@ -27,6 +34,7 @@ def main() -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=V1,V2")
     parser.add_argument("--split", default="tune")
     add_extra(parser)
+    parser.add_argument("--expanded", type=Path, default=None, help="as bench.realdocs_recall's")
     args = parser.parse_args()
 
     from scout import rank, retrieve
@@ -36,6 +44,7 @@ def main() -> int:
     recall = load_recall(args.realdocs)
     store = Store.open(load_config(args.config).store.path)
     questions = split_questions(args.realdocs, args.extra, args.split)
+    terms = expanded_terms(args.expanded, questions) if args.expanded else {}
     grid: dict[str, list[float]] = {}
     for setting in args.set:
         name, _, values = setting.partition("=")
@@ -45,7 +54,7 @@ def main() -> int:
         return [
             {"project": h.project, "path": h.path, "heading": h.heading,
              "lines": [h.line_start, h.line_end]}
-            for h in retrieve.retrieve(store, question, k)
+            for h in retrieve.retrieve(store, question, k, expanded=terms.get(question, ()))
         ]  # fmt: skip
 
     results = []
