@@ -96,6 +96,12 @@ def problems(question: Any, ids: set[str]) -> list[str]:
                 isinstance(target.get(key), str) for key in ("project", "path")
             ):
                 out.append("a target needs project and path")
+            elif not isinstance(target.get("heading_contains", ""), str) or not isinstance(
+                target.get("line", 0), int
+            ):
+                out.append("a target's heading_contains is text and its line a number")
+    if not isinstance(question.get("note", ""), str):
+        out.append("note must be text")
     return out
 
 

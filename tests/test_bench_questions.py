@@ -96,6 +96,9 @@ def test_targets_must_name_a_passage_and_notes_get_the_overlap_class(
         [{"id": "a001", "question": "x", "answerable": "yes", "targets": [], "split": "tune"}],
         [{"id": "a001", "question": "x", "answerable": True, "targets": [{}], "split": "dev"}],
         [question("a001", "uninstall"), question("a001", "uninstall again")],
+        [question("a001", "uninstall", line="ten")],
+        [question("a001", "uninstall", heading_contains=["Uninstall"])],
+        [{**question("a001", "uninstall"), "note": 7}],
     ],
     ids=[
         "empty",
@@ -106,6 +109,9 @@ def test_targets_must_name_a_passage_and_notes_get_the_overlap_class(
         "answerable_not_bool",
         "bad_target_and_split",
         "repeated_id",
+        "line_not_a_number",
+        "heading_not_text",
+        "note_not_text",
     ],
 )
 def test_malformed_question_files_are_reported_not_raised(
