@@ -6,7 +6,7 @@ if the rule stops acting. Excerpts: tests/fixtures/ranking/SOURCES.md (their lic
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -227,6 +227,16 @@ def test_pool_is_bm25s_exact_top(store: Store) -> None:
 )
 def test_code_spans_grow_linearly(unit: str) -> None:
     assert_linear(lambda n: lambda: rank.code_spans(unit * n), 40)
+
+
+@pytest.mark.parametrize("unit", ["a-/", "ab" * 20 + "/", "_-./" * 5])
+def test_naming_grows_linearly_in_path_length(unit: str) -> None:
+    # Project paths come from the forge: one long path, or many segments, stays linear.
+    def named(n: int) -> Callable[[], object]:
+        projects = [unit * n, "g/" + unit * n]
+        return lambda: rank.named_projects(["ab", "a"] * n, projects, lambda w, p: 1.0)
+
+    assert_linear(named, 50)
 
 
 def test_kind_grows_linearly() -> None:
