@@ -110,20 +110,20 @@ def named_projects(
     passages using it) shows to be its own. A group above every project is in every path, so
     it names none of them.
     """
-    projects = list(projects)
+    paths = {project: path_words(project) for project in projects}
     owners: dict[str, set[str]] = {}
-    for project in projects:
-        for part in path_words(project):
+    for project, parts in paths.items():
+        for part in parts:
             owners.setdefault(part, set()).add(project)
     text = f" {' '.join(words)} "
     asked = set(words)
     named = set()
-    for project in projects:
+    for project, segments in paths.items():
         parts = name_words(project)
         if len(parts) > 1 and f" {' '.join(parts)} " in text:
             named.add(project)
             continue
-        for part in path_words(project):
+        for part in segments:
             if part in asked and owners[part] == {project} and share(part, project) >= NAME_SHARE:
                 named.add(project)
                 break
