@@ -8,18 +8,14 @@ the share production uses at 100k passages.
 
 from __future__ import annotations
 
-import tarfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from scout.corpus.passages import split_document
 from scout.retrieve import HEADING_WEIGHT, check_question, literal, retrieve
-from scout.store import PassageRecord, Store
+from scout.store import Store
+from tests.helpers.stencil import records
 
-ARCHIVE = Path(__file__).parent / "fixtures" / "realdocs" / "stencil-site-docs.tar.xz"
-SHA = "bc1f11bcf5b0907ca266a9f691fa06dd4d023fa3"
 TOP = 8
 # One worker runs the module, so the store and the full rankings are built once a run, not once
 # for each worker that a parameter lands on (--dist loadgroup, as scripts/test runs).
@@ -35,22 +31,6 @@ ASKED = [
     "how do I generate a readme for each component automatically?",
     "why does my component not re-render when I push to an array?",
 ]
-
-
-def records() -> Iterator[PassageRecord]:
-    with tarfile.open(ARCHIVE) as tar:
-        for member in sorted(tar.getmembers(), key=lambda m: m.name):
-            if not member.isfile() or not member.name.endswith((".md", ".mdx")):
-                continue
-            stream = tar.extractfile(member)
-            assert stream is not None
-            text = stream.read().decode("utf-8")
-            for s in split_document(member.name, text):
-                url = f"https://gitlab.example/ionic/stencil-site/-/blob/{SHA}/{member.name}"
-                yield PassageRecord(
-                    "ionic/stencil-site", member.name, SHA, s.line_start, s.line_end,
-                    s.heading, s.body, "docs", "corpus", f"{url}#L{s.line_start}-{s.line_end}",
-                )  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -265,7 +265,7 @@ def test_a_project_listing_that_changes_between_pages_loses_nothing(served: Serv
     watcher = _when_logged(
         served.server,
         "/groups/acme/projects",
-        lambda: estate_toml.write_text(without, encoding="utf-8"),
+        lambda: _replace(estate_toml, without),
     )
     with Store.open(config.store.path) as store:
         summary = index_estate(
@@ -283,6 +283,15 @@ def test_a_project_listing_that_changes_between_pages_loses_nothing(served: Serv
         "acme/ledger",
         "acme/platform/gateway",
     ]
+
+
+def _replace(path: Path, text: str) -> None:
+    """Edit an estate file as GitLab changes a record, at once: the test server reads the file
+    for each request, and a write in place let a request in flight read it half-written (an
+    issue's notes answered 404 while its file was being rewritten)."""
+    staged = path.with_name(path.name + ".new")
+    staged.write_text(text, encoding="utf-8")
+    staged.replace(path)
 
 
 def test_an_issue_listing_that_changes_between_pages_loses_no_issue(served: Served) -> None:
@@ -310,9 +319,7 @@ def test_an_issue_listing_that_changes_between_pages_loses_no_issue(served: Serv
     body = "".join(json.dumps(r) + "\n" for r in edited)
 
     served.server.inject("slow", match=r"groups/acme/issues.*page=2", delay=0.3)
-    watcher = _when_logged(
-        served.server, "/groups/acme/issues", lambda: issues.write_text(body, encoding="utf-8")
-    )
+    watcher = _when_logged(served.server, "/groups/acme/issues", lambda: _replace(issues, body))
     with Store.open(config.store.path, create=True) as store:
         forge = _forge(served, per_page=2)
         Sweep(config, forge, store, make_provider("offline", model="m")).run()

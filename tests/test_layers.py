@@ -25,7 +25,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         # foundations: shapes and rules that need nothing of Scout's but each other
         "scout.errors scout.timefmt scout.safe_text scout.records scout.verdict scout.audit_records"
         " scout.doc_paths scout.kinds scout.normalise scout.environment scout.schedule"
-        " scout.toml_input scout.config scout.progress scout.table",
+        " scout.toml_input scout.config scout.progress scout.table scout.identifiers",
         # where passages come from and where they are kept
         "scout.store scout.forge scout.corpus",
         # finding passages, asking a model, composing the prompt and checking its citations

@@ -15,7 +15,7 @@ from types import ModuleType
 
 import pytest
 
-from scout import doc_paths, normalise, retrieve, safe_text, schedule
+from scout import doc_paths, identifiers, normalise, retrieve, safe_text, schedule
 from scout.compose import citations, prompt
 from scout.corpus import markdown, markup, passages, rst
 from scout.errors import ScoutError
@@ -50,6 +50,10 @@ def _quiet(run: Callable[[str], object]) -> Callable[[str], object]:
             return exc
 
     return guarded
+
+
+def _words(text: str) -> object:
+    return identifiers.batch_words([text])
 
 
 def _answer(text: str) -> object:
@@ -149,6 +153,11 @@ MODULES: dict[str, tuple[tuple[ModuleType, ...], Callable[[str], object], dict[s
         _quiet(lambda q: (retrieve.compounds(q), retrieve.query_terms(q), retrieve.build_query(q))),
         {"a question": "{}"},
     ),
+    "identifiers": (
+        (identifiers,),
+        lambda text: identifiers.batch_words([text]),
+        {"a passage": "{}", "an option": "Set `{}` to false."},
+    ),
     "audit": ((audit,), audit.reason_class, {"a reason": "{}", "a prefixed reason": "x: {}"}),
     "safe_text": (
         (safe_text,),
@@ -237,6 +246,10 @@ HAND_MADE: dict[str, tuple[Callable[[str], object], Make]] = {
     "offline table rule of spaces": (offline.sentences, lambda n: " " * n + "!"),
     "a question of one long word": (_quiet(retrieve.compounds), lambda n: "a" * n),
     "an answer of digits in an open bracket": (_answer, lambda n: "[" + "1" * n),
+    "identifiers: one long token with no hump": (_words, lambda n: "a" * n),
+    "identifiers: one long token of humps": (_words, lambda n: "aB" * (n // 2)),
+    "identifiers: capitals, then one lower letter": (_words, lambda n: "A" * n + "b"),
+    "identifiers: many short humped tokens": (_words, lambda n: "aBc " * (n // 4)),
 }
 
 

@@ -71,6 +71,7 @@ def test_a_blank_database_ends_with_the_expected_schema(tmp_path: Path) -> None:
         "origin": "TEXT",
         "url": "TEXT",
         "target": "TEXT",
+        "words": "TEXT",
     }
 
 
@@ -281,7 +282,9 @@ def test_the_record_types_name_the_columns_they_are_read_from(tmp_path: Path) ->
         return [row[1] for row in db.execute(f"pragma table_info({table})")]
 
     assert list(SIGNPOST_FIELDS) == columns("signposts")
-    assert list(PASSAGE_FIELDS) == columns("passages")[1:]  # all but the row id
+    # all but the row id and the words only the full-text index reads (scout.identifiers)
+    assert list(PASSAGE_FIELDS) == columns("passages")[1:-1]
+    assert columns("passages")[-1] == "words"
     assert list(PROJECT_FIELDS) == columns("projects")
     assert list(ISSUE_FIELDS) == columns("issues")[:5]  # read_at is the store's own
     assert list(QUESTION_FIELDS) == columns("questions")[1:]  # all but the row id

@@ -34,7 +34,7 @@ MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 # How files become passages, as a version: a release that changes what a passage holds (a markup
 # rule, a heading rule) raises it, and `scout index` then re-reads every project once, rather
 # than keeping the old passages until each project's next commit.
-PASSAGES_FORMAT = 3
+PASSAGES_FORMAT = 4
 
 # Prompt cost: `scout ask` sends 8 passages. 3,000 characters is about 750 tokens of English prose
 # (about 1,000 of code), so 8 passages stay under 8,000 tokens of context: a few tenths of a cent

@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
 
 from scout.errors import StoreError
+from scout.identifiers import batch_words
 from scout.records import PassageRecord
 from scout.store.faults import Guarded
 
 # The columns are the record's fields, read by name: dataclasses.asdict deep-copies every value
 # and was an eighth of an index's CPU time (2,160 passages: 0.29 s of 2.2 s).
 _PASSAGE_COLUMNS = tuple(f.name for f in fields(PassageRecord))
+# ``words`` is not a field of the record: it is what the full-text index holds besides the
+# passage's text (``scout.identifiers``), worked out here so that no writer can leave it out.
 _INSERT_PASSAGE = (
-    f"insert into passages ({', '.join(_PASSAGE_COLUMNS)})"
-    f" values ({', '.join('?' for _ in _PASSAGE_COLUMNS)})"
+    f"insert into passages ({', '.join(_PASSAGE_COLUMNS)}, words)"
+    f" values ({', '.join('?' for _ in _PASSAGE_COLUMNS)}, ?)"
 )
+
+
+def passage_words(records: Sequence[PassageRecord]) -> list[str]:
+    """Each passage's ``words``, for one batch of them (a project, a signposted file): which
+    identifiers are names depends on the batch (``scout.identifiers``)."""
+    return batch_words(f"{record.heading}\n{record.body}" for record in records)
 
 
 class Connected:
@@ -83,6 +92,9 @@ class Connected:
         For readers that must never write, such as the server's search and audit threads."""
         self._db.execute("pragma query_only = on")
 
-    def _insert_passage(self, record: PassageRecord) -> None:
-        """One passage row (its FTS5 entry follows by trigger)."""
-        self._db.execute(_INSERT_PASSAGE, [getattr(record, name) for name in _PASSAGE_COLUMNS])
+    def _insert_passage(self, record: PassageRecord, words: str) -> None:
+        """One passage row (its FTS5 entry follows by trigger); ``words`` from
+        :func:`passage_words`."""
+        self._db.execute(
+            _INSERT_PASSAGE, [*(getattr(record, name) for name in _PASSAGE_COLUMNS), words]
+        )

@@ -235,6 +235,42 @@ def _m9_question_expansion() -> str:
         """
 
 
+def _m10_identifier_words() -> str:
+    """A third full-text column, ``words``: the words of the passage's camelCase identifiers
+    (``scout.identifiers``), so that "open browser" finds ``openBrowser``.
+
+    FTS5 cannot add a column to a table, so the index is made again, from the passages (the
+    triggers index ``words`` from now on). Existing passages have none until ``scout index``
+    reads their project again, which it does once for every project (``PASSAGES_FORMAT``).
+    """
+    return """
+        alter table passages add column words text not null default '';
+        drop trigger passages_ai;
+        drop trigger passages_ad;
+        drop trigger passages_au;
+        drop table passages_fts;
+        create virtual table passages_fts using fts5(
+            heading, body, words, content='passages', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        insert into passages_fts(passages_fts) values ('rebuild');
+        create trigger passages_ai after insert on passages begin
+            insert into passages_fts(rowid, heading, body, words)
+                values (new.id, new.heading, new.body, new.words);
+        end;
+        create trigger passages_ad after delete on passages begin
+            insert into passages_fts(passages_fts, rowid, heading, body, words)
+                values ('delete', old.id, old.heading, old.body, old.words);
+        end;
+        create trigger passages_au after update on passages begin
+            insert into passages_fts(passages_fts, rowid, heading, body, words)
+                values ('delete', old.id, old.heading, old.body, old.words);
+            insert into passages_fts(rowid, heading, body, words)
+                values (new.id, new.heading, new.body, new.words);
+        end;
+        """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     _m1_corpus,
     _m2_questions,
@@ -245,6 +281,7 @@ MIGRATIONS: list[Callable[[], str]] = [
     _m7_one_line_anchor,
     _m8_gap_loop,
     _m9_question_expansion,
+    _m10_identifier_words,
 ]
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from scout import timefmt
 from scout.records import PassageRecord
-from scout.store.base import Connected
+from scout.store.base import Connected, passage_words
 from scout.store.records import (
     ISSUE_COLUMNS,
     ISSUE_FIELDS,
@@ -157,14 +157,15 @@ class SweepState(Connected):
     def _replace_target_passages(self, key: str, records: Sequence[PassageRecord]) -> None:
         """A target's passages, minus those the corpus already holds at the same sha and lines."""
         self._db.execute("delete from passages where origin = 'signpost' and target = ?", [key])
-        for record in records:
+        words = passage_words(records)
+        for record, found in zip(records, words, strict=True):
             duplicate = self._db.execute(
                 "select 1 from passages where origin = 'corpus' and project = ? and path = ? "
                 "and sha = ? and line_start <= ? and line_end >= ? limit 1",
                 [record.project, record.path, record.sha, record.line_start, record.line_end],
             ).fetchone()
             if duplicate is None:
-                self._insert_passage(record)
+                self._insert_passage(record, found)
 
     def _drop_orphan_passages(self) -> None:
         self._db.execute(
