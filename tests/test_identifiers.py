@@ -142,3 +142,29 @@ def test_a_store_from_before_gets_the_column_and_keeps_its_passages(tmp_path: Pa
     db = sqlite3.connect(path)
     db.execute("insert into passages_fts(passages_fts) values('integrity-check')")
     db.close()
+
+
+def test_a_signposted_file_s_identifiers_are_searchable_by_their_words(tmp_path: Path) -> None:
+    # The sweep writes an accepted target's passages through the same insert as the corpus.
+    from scout.store import IssueRow
+    from scout.verdict import Kind, Status, Verdict
+
+    target = "file:acme/app:src/retry.py"
+    code = PassageRecord(
+        "acme/app", "src/retry.py", "c" * 40, 1, 9, "src/retry.py",
+        "class BackoffPolicy:\n    def nextDelay(self, attempt): ...", "code", "signpost",
+        "https://g/acme/app/-/blob/c/src/retry.py#L1-9", target,
+    )  # fmt: skip
+    verdict = Verdict(
+        Kind.FILE, "src/retry.py", "{}", Status.ACCEPTED, None, "ok",
+        target_project="acme/app", target_path="src/retry.py", target_sha="c" * 40, target=target,
+    )  # fmt: skip
+    with Store.open(tmp_path / "scout.db", create=True) as store:
+        store.insert_passages(
+            PassageRecord("acme/a", f"docs/{n}.md", "a", 1, 2, "Page", body, "docs", "corpus", "u")
+            for n, body in enumerate(OTHERS)
+        )
+        issue = IssueRow("acme/app", 1, "https://g/acme/app/-/issues/1", "t", ("src/retry.py",))
+        store.save_issue(issue, [verdict], {target: [code]}, None)
+        found = retrieve(store, "which policy for a backoff decides the delay to wait next?", 8)
+    assert [h.path for h in found] == ["src/retry.py"]
