@@ -77,8 +77,14 @@ def _same(before: Outcome, after: Outcome) -> bool:
     return audit.reason_class(before.reason) == audit.reason_class(after.reason)
 
 
-def recheck_one(store: Store, validator: Validator, row: SignpostRow) -> Change | None:
+def recheck_one(
+    store: Store, validator: Validator, row: SignpostRow, *, rewrite: bool = False
+) -> Change | None:
     """Re-validate one verdict; store it when it changed and was ever accepted. None: unchanged.
+
+    ``rewrite``: an accepted target's passages are written again even when its verdict holds
+    unchanged (after a change of rules or of how files become passages, which may cut the same
+    file differently).
 
     Only corpus rules and resolves can be run again: the addresses judgement needs the issue's
     question, which is not stored (docs/design.md, invariant 1). So an accepted verdict keeps its
@@ -96,6 +102,8 @@ def recheck_one(store: Store, validator: Validator, row: SignpostRow) -> Change 
         state = Status.ACCEPTED if new.accepted else Status.WITHDRAWN
         after = _outcome(state, new.check, new.reason, new.target_sha)
         if _same(before, after) and (state != "accepted" or new.target == row.target):
+            if rewrite and new.accepted:
+                store.revalidated(row.id, new, verdict.passages)
             return None
         store.revalidated(row.id, new, verdict.passages)
         stored = True

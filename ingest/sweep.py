@@ -39,6 +39,7 @@ from typing import Any
 
 from ingest.recheck import INDEX_RULES_SETTING, recheck_one
 from scout.config import Config
+from scout.corpus.passages import PASSAGES_FORMAT
 from scout.corpus.rules import CorpusRules
 from scout.errors import ForgeError, NotFound
 from scout.forge.base import Forge, Issue, Note
@@ -57,7 +58,8 @@ log = logging.getLogger("scout.sweep")
 CONCURRENCY = 4
 READ_AHEAD = 16
 MAX_ISSUE_FAILURES = 3  # sweeps in a row an issue may stop before it is recorded and passed
-RULES_SETTING = "sweep_rules"  # the corpus rules' fingerprint accepted signposts were checked by
+# The corpus rules' fingerprint and the passages' format accepted signposts were checked by.
+RULES_SETTING = "sweep_rules"
 
 
 @dataclass
@@ -424,10 +426,13 @@ class Sweep:
         ones whose project moved: reinstated when their target is back.
 
         After a change of corpus rules every accepted signpost counts as moved: a target the
-        new rules keep out must go without waiting for a commit.
+        new rules keep out must go without waiting for a commit. So it does after a change of
+        how files become passages (``PASSAGES_FORMAT``), as ``scout index`` re-reads every
+        project then: a signposted file's passages must not keep the old cut for good.
         """
+        checked_by = f"{self.rules.fingerprint}/passages-{PASSAGES_FORMAT}"
         before = self.store.setting(RULES_SETTING)
-        rules_changed = before is not None and before != self.rules.fingerprint
+        rules_changed = before is not None and before != checked_by
         rows = self.store.signposts(status="accepted") + self.store.signposts(
             status="rejected", withdrawn=True
         )
@@ -440,7 +445,7 @@ class Sweep:
             try:
                 if not (rules_changed and row.withdrawn_at is None) and not self._moved(row):
                     continue
-                change = recheck_one(self.store, self.validator, row)
+                change = recheck_one(self.store, self.validator, row, rewrite=rules_changed)
             except ForgeError as exc:
                 if exc.reason in ("unreachable", "rate limited"):
                     raise
@@ -450,8 +455,8 @@ class Sweep:
             self.summary.revalidated += 1
             if change is not None and change.after.status == Status.WITHDRAWN:
                 self.summary.withdrawn += 1
-        if before != self.rules.fingerprint and not self.summary.failed:
+        if before != checked_by and not self.summary.failed:
             # a project that could not be read is re-checked against the new rules next time
-            self.store.set_setting(RULES_SETTING, self.rules.fingerprint)
+            self.store.set_setting(RULES_SETTING, checked_by)
             # what these rules withdrew, the next index judges again once the rules change back
             self.store.set_setting(INDEX_RULES_SETTING, "")

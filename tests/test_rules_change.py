@@ -119,3 +119,36 @@ def test_signposts_the_rules_withdrew_come_back_at_the_next_index_when_the_rules
     ]
     # the same rules again: nothing is judged again
     assert scout("index", "--json", config=config).json()["signposts_reinstated"] == 0
+
+
+@pytest.mark.slow
+def test_a_sweep_after_a_change_of_passage_format_rewrites_signposted_passages(
+    estate: Path, write_config: Callable[..., Path], scout: Callable[..., Result]
+) -> None:
+    # As an older Scout left the store: checked by the same rules, cut by an older format, so
+    # its signposted file's passages lack what the format added (identifiers' words).
+    import sqlite3
+
+    from scout.config import load_config
+
+    config = write_config(estate)
+    assert scout("sweep", config=config).code == 0
+    db = sqlite3.connect(load_config(config).store.path)
+    (checked_by,) = db.execute("select value from settings where key = 'sweep_rules'").fetchone()
+    assert checked_by.endswith("/passages-4")
+    db.execute(
+        "update settings set value = ? where key = 'sweep_rules'",
+        [checked_by.removesuffix("/passages-4") + "/passages-3"],
+    )
+    db.execute("update passages set words = 'stale' where origin = 'signpost'")
+    db.commit()
+    db.close()
+    done = scout("sweep", "--json", config=config)
+    assert done.code == 0, done.stderr
+    swept = done.json()
+    assert (swept["revalidated"], swept["withdrawn"]) == (1, 0)
+    db = sqlite3.connect(load_config(config).store.path)
+    words = [w for (w,) in db.execute("select words from passages where origin = 'signpost'")]
+    assert words and "stale" not in words
+    db.close()
+    assert scout("sweep", "--json", config=config).json()["revalidated"] == 0
