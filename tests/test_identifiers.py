@@ -59,7 +59,7 @@ def test_identifiers_common_in_a_batch_are_names_and_stay_whole() -> None:
     assert batch_words(["GitLab openBrowser"] * 3) == ["Git Lab; open Browser"] * 3
 
 
-def test_the_stencil_docs_index_their_options_words(tmp_path: Path) -> None:
+def test_the_stencil_docs_index_their_options_words() -> None:
     records = stencil()
     found = batch_words(f"{r.heading}\n{r.body}" for r in records)
     words = dict(zip([(r.path, r.heading) for r in records], found, strict=True))

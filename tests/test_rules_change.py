@@ -132,8 +132,9 @@ def test_a_sweep_after_a_change_of_passage_format_rewrites_signposted_passages(
     from scout.config import load_config
 
     config = write_config(estate)
+    store = load_config(config).store.path
     assert scout("sweep", config=config).code == 0
-    db = sqlite3.connect(load_config(config).store.path)
+    db = sqlite3.connect(store)
     (checked_by,) = db.execute("select value from settings where key = 'sweep_rules'").fetchone()
     assert checked_by.endswith("/passages-4")
     db.execute(
@@ -147,7 +148,7 @@ def test_a_sweep_after_a_change_of_passage_format_rewrites_signposted_passages(
     assert done.code == 0, done.stderr
     swept = done.json()
     assert (swept["revalidated"], swept["withdrawn"]) == (1, 0)
-    db = sqlite3.connect(load_config(config).store.path)
+    db = sqlite3.connect(store)
     words = [w for (w,) in db.execute("select words from passages where origin = 'signpost'")]
     assert words and "stale" not in words
     db.close()
