@@ -326,13 +326,15 @@ def retrieve(
         lambda word, project: _share(store, literal(word), project, count(literal(word))),
     )
     if named and (scope is None or not named.issuperset(scope)):
-        seen = {hit.id for hit in hits}
         within = tuple(sorted(named))
-        hits += [
-            h for h in _pool(store, live, counts, total, budget, pool, within) if h.id not in seen
-        ]
+        hits = _joined(hits, _pool(store, live, counts, total, budget, pool, within))
     own_live = [term for term in own if counts[term]]
     if len(own_live) < len(live):
+        # The pool above ranks expansion terms as the question's own words, so a weak model's
+        # terms that many passages use could fill it; the own words' pool joins it before the
+        # terms are weighted down, and what those words find alone keeps its place.
+        if own_live:
+            hits = _joined(hits, _pool(store, own_live, counts, total, budget, pool, scope))
         hits = _below_own(store, hits, own_live)
     return rank.rerank(
         hits,
@@ -393,6 +395,12 @@ def _pool(
         if rows[-1].score >= NOISE_FLOOR:
             return hits
         fetch *= 4
+
+
+def _joined(hits: list[PassageHit], more: list[PassageHit]) -> list[PassageHit]:
+    """``hits`` and then those of ``more`` it does not hold."""
+    seen = {hit.id for hit in hits}
+    return [*hits, *(hit for hit in more if hit.id not in seen)]
 
 
 def _below_own(store: Store, hits: list[PassageHit], own: list[str]) -> list[PassageHit]:

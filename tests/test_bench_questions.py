@@ -12,6 +12,7 @@ import pytest
 
 from bench.realdocs_questions import overlap, overlap_class
 from scout.store import PassageRecord, Store
+from tests.fakes.corpus import filler
 
 ROOT = Path(__file__).resolve().parent.parent
 SHA = "0" * 40
@@ -120,3 +121,32 @@ def test_malformed_question_files_are_reported_not_raised(
     code, out, _ = check(config, questions, tmp_path)
     assert code in (1, 2), out
     assert "Traceback" not in out
+
+
+def test_weak_terms_are_heading_words_associated_with_the_question(
+    config: Path, tmp_path: Path
+) -> None:
+    with Store.open(tmp_path / "scout.db") as store:
+        store.insert_passages(
+            [
+                passage(f"doc/charts/c{i}.md", f"Chart {i} > Persistence",
+                        f"Volumes of chart {i} survive an uninstall; claims stay.", 1, 3)
+                for i in range(4)
+            ]
+            + filler(120)  # the words of a real corpus's other pages
+        )  # fmt: skip
+    realdocs = tmp_path / "realdocs"
+    realdocs.mkdir()
+    (realdocs / "questions.json").write_text(
+        json.dumps([{"id": "q1", "question": "why do my volumes survive?"}])
+    )
+    (realdocs / "questions-more.json").write_text("[]")
+    out = tmp_path / "terms.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.realdocs_weak_terms", str(config), str(out),
+         "--realdocs", str(realdocs), "--top", "1"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # "persistence" heads every passage holding "volumes"; the question's own words never come.
+    assert json.loads(out.read_text()) == {"q1": ["persistence"]}

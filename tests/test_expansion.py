@@ -17,7 +17,7 @@ from scout.expansion import MAX_TERM_CHARS, MAX_TERMS, clean_terms, expand, expa
 from scout.providers.offline import OfflineProvider
 from scout.retrieve import retrieve
 from scout.store import Store
-from tests.fakes.corpus import BACKUPS, CREDENTIALS, make_store, write_config
+from tests.fakes.corpus import BACKUPS, CREDENTIALS, filler, make_store, passage, write_config
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.helpers.growth import assert_linear
 from tests.helpers.sdk import ONE_WORKER, Lazy, preloaded
@@ -89,6 +89,25 @@ def test_terms_rank_below_the_questions_own_words(tmp_path: Path) -> None:
     # With the same terms as the question's own words, credentials would come first.
     own = retrieve(store, f"{QUESTION} rotate database keys vault", 8)
     assert own[0].path == CREDENTIALS.path
+    store.close()
+
+
+def test_terms_that_match_many_passages_do_not_push_the_own_words_answer_out(
+    tmp_path: Path,
+) -> None:
+    # A weak model's terms: a word that a dozen pages use heavily. Ranked with equal weight they
+    # fill the whole pool, so weighting them below the question's words inside that pool could
+    # not bring back the one passage the question's own words find.
+    noise = [
+        passage("acme/misc", f"docs/v{i}.md", (1, 4), "Vault rotation", f"Unseal keys {i}. " * 3)
+        for i in range(12)
+    ]
+    store = make_store(tmp_path, [BACKUPS, *noise, *filler(200)])
+    terms = ["vault rotation", "unseal keys"]
+    equal = retrieve(store, f"{QUESTION} {' '.join(terms)}", 8)
+    assert BACKUPS.path not in [h.path for h in equal]  # equal weight: the answer is out
+    hits = retrieve(store, QUESTION, 1, expanded=terms)
+    assert [h.path for h in hits] == [BACKUPS.path]
     store.close()
 
 
