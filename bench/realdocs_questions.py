@@ -27,11 +27,12 @@ from typing import Any
 
 LOW, HIGH = 0.34, 0.6
 LOOSE = 5  # a target matching more passages than this is reported (not refused)
-SPLITS = ("tune", "check")
+SPLITS = ("tune", "check", "transfer")  # transfer: bench/transfer_estate.py's estate
 # Product names are how a question says where, not what: they would make every question on a
 # project overlap with every passage of it.
 PRODUCT_WORDS = frozenset(
-    "gitlab helm chart charts hugo sphinx mkdocs material stencil python docusaurus k8s".split()
+    """gitlab helm chart charts hugo sphinx mkdocs material stencil python docusaurus k8s flask
+    pytest click attrs werkzeug mkdocstrings""".split()
 )
 
 

@@ -1,7 +1,7 @@
 """Recall on a realdocs folder's questions, in-process, by split and by overlap class.
 
     .venv/bin/python -m bench.realdocs_recall CONFIG --realdocs PATH [--extra FILE] [--misses]
-        [--expanded TERMS] [--json OUT]
+        [--expanded TERMS] [--json OUT] [--only FILE]
 
 The realdocs folder's ``recall.py`` counts a question found as it does (its ``first_rank``);
 this adds what it does not print: recall at 8, 20 and 50 and MRR (at 8) for ``questions.json``
@@ -11,7 +11,8 @@ a question's note). Tune on ``tune``; a change that lifts it and not ``check`` i
 on the ``tune`` side): they count in their split and are also reported on their own as ``own``.
 ``--expanded`` measures expansion without a provider call: a JSON object of question id to the
 terms a model replied for that question alone (``[retrieval] expand = "model"``'s prompt),
-cleaned and ranked as retrieval does with a live reply.
+cleaned and ranked as retrieval does with a live reply. ``--only`` measures the questions of one
+file alone, for another estate than realdocs-dev's (``--realdocs`` still gives ``recall.py``).
 """
 
 from __future__ import annotations
@@ -123,6 +124,12 @@ def main() -> int:
     parser.add_argument(
         "--expanded", type=Path, default=None, help="question id -> a model's terms (JSON)"
     )
+    parser.add_argument(
+        "--only",
+        type=Path,
+        default=None,
+        help="these questions alone (another estate's: bench/questions/transfer.json)",
+    )
     add_extra(parser)
     args = parser.parse_args()
 
@@ -138,18 +145,24 @@ def main() -> int:
     recall = load_recall(args.realdocs)
     store = Store.open(load_config(args.config).store.path)
 
-    questions = [
-        *json.loads((args.realdocs / "questions.json").read_text(encoding="utf-8")),
-        *json.loads((args.realdocs / "questions-more.json").read_text(encoding="utf-8")),
-        *extra_questions(args.extra),
-    ]
+    questions = (
+        json.loads(args.only.read_text(encoding="utf-8"))
+        if args.only
+        else [
+            *json.loads((args.realdocs / "questions.json").read_text(encoding="utf-8")),
+            *json.loads((args.realdocs / "questions-more.json").read_text(encoding="utf-8")),
+            *extra_questions(args.extra),
+        ]
+    )
     terms = expanded_terms(args.expanded, questions) if args.expanded else {}
 
     def search(question: str, k: int) -> list[dict[str, Any]]:
+        # An older Scout (before expansion) takes no ``expanded``: it is passed only when used.
+        more = {"expanded": terms[question]} if question in terms else {}
         return [
             {"project": h.project, "path": h.path, "heading": h.heading,
              "lines": [h.line_start, h.line_end]}
-            for h in retrieve(store, question, k, expanded=terms.get(question, ()))
+            for h in retrieve(store, question, k, **more)
         ]  # fmt: skip
 
     if args.split:
