@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -55,24 +54,9 @@ MAX_MEMBER_BYTES = 20_000_000
 
 
 def git(cwd: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": IDENTITY[0],
-        "GIT_AUTHOR_EMAIL": IDENTITY[1],
-        "GIT_COMMITTER_NAME": IDENTITY[0],
-        "GIT_COMMITTER_EMAIL": IDENTITY[1],
-        "GIT_AUTHOR_DATE": STAMP,
-        "GIT_COMMITTER_DATE": STAMP,
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    done = subprocess.run(
-        ["git", "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false", *args],
-        cwd=cwd, env=env, capture_output=True, text=True,
-    )  # fmt: skip
-    if done.returncode != 0:
-        raise SystemExit(f"git {' '.join(args)} failed in {cwd}: {done.stderr.strip()}")
-    return done.stdout.strip()
+    from scout.demo.builder import pinned_git
+
+    return pinned_git(cwd, args, IDENTITY, STAMP)
 
 
 def download(name: str, release: str, sha256: str, into: Path) -> Path:

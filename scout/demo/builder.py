@@ -34,6 +34,32 @@ def _toml_value(value: Any) -> str:
     return json.dumps(str(value))
 
 
+def pinned_git(cwd: Path, args: Sequence[str], identity: tuple[str, str], stamp: str) -> str:
+    """Run git in ``cwd`` as ``identity`` (name, email) at time ``stamp``, with no user or system
+    config, so the commits it makes have the same shas on every machine; its output, stripped."""
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": identity[0],
+        "GIT_AUTHOR_EMAIL": identity[1],
+        "GIT_COMMITTER_NAME": identity[0],
+        "GIT_COMMITTER_EMAIL": identity[1],
+        "GIT_AUTHOR_DATE": stamp,
+        "GIT_COMMITTER_DATE": stamp,
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    done = subprocess.run(
+        ["git", "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed in {cwd}: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
 class Repo:
     """One project's git repository, with a work tree, built commit by commit."""
 
@@ -47,27 +73,7 @@ class Repo:
 
     def git(self, *args: str) -> str:
         stamp = f"@{_EPOCH + 60 * self.estate.tick()} +0000"
-        env = {
-            **os.environ,
-            "GIT_AUTHOR_NAME": "Acme Dev",
-            "GIT_AUTHOR_EMAIL": "dev@acme.example",
-            "GIT_COMMITTER_NAME": "Acme Dev",
-            "GIT_COMMITTER_EMAIL": "dev@acme.example",
-            "GIT_AUTHOR_DATE": stamp,
-            "GIT_COMMITTER_DATE": stamp,
-            "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_CONFIG_NOSYSTEM": "1",
-        }
-        done = subprocess.run(
-            ["git", "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false", *args],
-            cwd=self.dir,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"git {' '.join(args)} failed in {self.dir}: {done.stderr.strip()}")
-        return done.stdout.strip()
+        return pinned_git(self.dir, args, ("Acme Dev", "dev@acme.example"), stamp)
 
     def commit(self, files: Mapping[str, str | bytes | Symlink | None], message: str) -> str:
         """Write (or, with None, delete) files and commit them on the current branch."""
