@@ -52,8 +52,16 @@ def add_extra(parser: argparse.ArgumentParser) -> None:
 
 def split_questions(realdocs: Path, extra: list[Path], split: str) -> list[dict[str, Any]]:
     """``questions-more.json``'s questions of ``split``, with those of ``extra`` files."""
-    more = json.loads((realdocs / "questions-more.json").read_text(encoding="utf-8"))
-    return [q for q in [*more, *extra_questions(extra)] if q.get("split") == split]
+    return [q for q in all_questions(realdocs, extra) if q.get("split") == split]
+
+
+def all_questions(realdocs: Path, extra: list[Path]) -> list[dict[str, Any]]:
+    """realdocs-dev's questions (``questions.json``, ``questions-more.json``), then ``extra``'s."""
+    return [
+        *json.loads((realdocs / "questions.json").read_text(encoding="utf-8")),
+        *json.loads((realdocs / "questions-more.json").read_text(encoding="utf-8")),
+        *extra_questions(extra),
+    ]
 
 
 def extra_questions(files: list[Path]) -> list[dict[str, Any]]:
@@ -148,11 +156,7 @@ def main() -> int:
     questions = (
         json.loads(args.only.read_text(encoding="utf-8"))
         if args.only
-        else [
-            *json.loads((args.realdocs / "questions.json").read_text(encoding="utf-8")),
-            *json.loads((args.realdocs / "questions-more.json").read_text(encoding="utf-8")),
-            *extra_questions(args.extra),
-        ]
+        else all_questions(args.realdocs, args.extra)
     )
     terms = expanded_terms(args.expanded, questions) if args.expanded else {}
 

@@ -37,6 +37,7 @@ def main() -> int:
     parser.add_argument("--extra", type=Path, action="append", default=[])
     args = parser.parse_args()
 
+    from bench.realdocs_recall import all_questions
     from scout.config import load_config
     from scout.retrieve import STOPWORDS, content_words, stem, words
 
@@ -59,14 +60,8 @@ def main() -> int:
         v for v in in_heading if MIN_TOGETHER <= len(holding[v]) <= total * MAX_CANDIDATE_SHARE
     ]
 
-    questions = [
-        *json.loads((args.realdocs / "questions.json").read_text(encoding="utf-8")),
-        *json.loads((args.realdocs / "questions-more.json").read_text(encoding="utf-8")),
-    ]
-    for extra in args.extra:
-        questions += json.loads(extra.read_text(encoding="utf-8"))
     out = {}
-    for question in questions:
+    for question in all_questions(args.realdocs, args.extra):
         asked = {stem(w) for w in content_words(question["question"])}
         asked = {w for w in asked if 0 < len(holding[w]) < total * MAX_QUESTION_SHARE}
         score: Counter[str] = Counter()

@@ -63,15 +63,7 @@ def download(name: str, release: str, sha256: str, into: Path) -> Path:
     """The sdist of ``name`` ``release`` in ``into`` (downloaded once), its sha256 checked."""
     archive = into / f"{name}-{release}.tar.gz"
     if not archive.exists():
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-             "--no-binary", ":all:", "--no-build-isolation", "--dest", str(into),
-             f"{name}=={release}"],
-            check=False, capture_output=True,
-        )  # fmt: skip
-    if not archive.exists():
-        # --no-build-isolation fails where pip wants the build backend for metadata: once more
-        # with isolation (pip fetches the backend, as it would to install).
+        # pip builds an sdist's metadata to check it, so it fetches the build backend too.
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
              "--no-binary", ":all:", "--dest", str(into), f"{name}=={release}"],
@@ -107,7 +99,9 @@ def extract(archive: Path, keep: list[str], repo: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)
-    parser.add_argument("--downloads", type=Path, default=None, help="sdist cache (default OUT)")
+    parser.add_argument(
+        "--downloads", type=Path, default=None, help="sdist cache (default OUT/downloads)"
+    )
     args = parser.parse_args()
     out: Path = args.out.resolve()
     downloads = (args.downloads or out / "downloads").resolve()
