@@ -235,7 +235,9 @@ def _file_stems(store: Any, project: str, path: str) -> frozenset[str]:
         for p in store.passages(project):
             texts.setdefault((p.project, p.path), []).append(f"{p.heading}\n{p.body}")
         for key, parts in texts.items():
-            _FILES[key] = _stems("\n".join(parts))
+            # The union of its passages' stems: each is cached already, and no file's whole text
+            # becomes a cache key.
+            _FILES[key] = frozenset().union(*(_stems(part) for part in parts))
         _FILES.setdefault((project, path), frozenset())
     return _FILES[(project, path)]
 
