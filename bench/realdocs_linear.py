@@ -68,7 +68,11 @@ def main() -> int:
     recall = load_recall(args.realdocs)
     if questions is None:
         questions = all_questions(args.realdocs, args.extra)
-    lists = [q for q in (candidates(args.config, recall, q, args.depth) for q in questions) if q]
+    from scout.config import load_config
+    from scout.store import Store
+
+    with Store.open(load_config(args.config).store.path) as store:
+        lists = [q for q in (candidates(store, recall, q, args.depth) for q in questions) if q]
 
     if saved is not None:
         weights = saved
@@ -129,21 +133,13 @@ def read_questions(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-_STORES: dict[str, Any] = {}
-
-
-def candidates(config: str, recall: Any, q: dict[str, Any], depth: int) -> dict[str, Any] | None:
+def candidates(store: Any, recall: Any, q: dict[str, Any], depth: int) -> dict[str, Any] | None:
     """One answerable question's top ``depth``, each passage with its features and label."""
     from scout import rank, retrieve
-    from scout.config import load_config
     from scout.errors import UsageError
-    from scout.store import Store
 
     if not q.get("answerable", True):
         return None
-    if config not in _STORES:
-        _STORES[config] = Store.open(load_config(config).store.path)
-    store = _STORES[config]
     question = q["question"]
     try:
         hits = retrieve.retrieve(store, question, depth)
