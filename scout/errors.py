@@ -14,6 +14,7 @@
     │   ├── GroupNotFound      exit 3   a configured group does not exist or the token cannot see it
     │   └── RateLimitBudget                 GitLab kept throttling past the run's waiting budget
     ├── ProviderError          exit 6   the answering model failed (never a decline)
+    │   └── ProviderTimeout                 the call passed its deadline (retries included)
     └── Refused                (HTTP)   ``scout serve`` turned a request away (status, code)
 
 Third-party exceptions are translated where they enter (the GitLab forge, each provider) and
@@ -139,6 +140,11 @@ class ProviderError(ScoutError):
     """Raised when the answering provider fails: timeout, API error, invalid or missing output."""
 
     exit_code = 6
+
+
+class ProviderTimeout(ProviderError):
+    """Raised when a provider call (its retries and a slowly sent reply included) passes the
+    deadline its task carries (``scout.providers.base.Task.deadline``)."""
 
 
 class Refused(ScoutError):

@@ -42,6 +42,9 @@ class Task(Generic[T]):
     output: type[T]
     question: str
     passages: tuple[PromptPassage, ...]
+    # The time.monotonic() instant by which the whole call must have ended, retries and a slowly
+    # sent reply included (None: the provider's own timeout alone); past it, ProviderTimeout.
+    deadline: float | None = None
 
 
 class Provider(Protocol):
