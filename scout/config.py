@@ -26,7 +26,10 @@ ENV_VAR = "SCOUT_CONFIG"
 # The one list of provider names: the config validates against it and the registry in
 # scout/providers/ is keyed by it (it lives here, below the providers, which read the config).
 ProviderName = Literal["claude-local", "anthropic", "openai", "offline"]
-Expand = Literal["off", "model"]  # retrieval.expand: no query expansion, or by the model
+# retrieval.expand: "auto" expands when the answer provider is a model (not offline), "model"
+# always asks the provider, "off" never does
+Expand = Literal["auto", "model", "off"]
+EmbeddingsKind = Literal["openai", "fastembed"]
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 # Providers that serve whatever model the server has: the file must name it.
 _MODEL_REQUIRED = ("openai",)
@@ -161,25 +164,12 @@ class AnswerConfig(_Section):
     @field_validator("base_url")
     @classmethod
     def _base_url(cls, value: str) -> str:
-        example = "such as http://127.0.0.1:11434/v1"
-        try:
-            parts = urlsplit(value)
-            parts.port  # noqa: B018  # raises ValueError for a port that is not one
-        except ValueError:
-            raise ValueError(f"expected an http(s) URL {example}") from None
-        unsafe = not value.isprintable() or any(c.isspace() for c in value)
-        if unsafe or parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"expected an http(s) URL {example}")
-        if parts.username is not None or parts.password is not None:
-            raise ValueError("no credentials in the URL: the key goes in the api_key_env variable")
-        return value.rstrip("/")
+        return _http_base_url(value)
 
     @field_validator("api_key_env")
     @classmethod
     def _variable_name(cls, value: str) -> str:
-        if not _VARIABLE.fullmatch(value):
-            raise ValueError("expected the name of an environment variable such as OPENAI_API_KEY")
-        return value
+        return _variable(value)
 
     @model_validator(mode="after")
     def _prices_together(self) -> AnswerConfig:
@@ -197,10 +187,91 @@ class AnswerConfig(_Section):
         return "model" in self.model_fields_set and bool(self.model.strip())
 
 
+def _http_base_url(value: str) -> str:
+    """An http(s) base URL with no credentials in it, without its trailing slash."""
+    example = "such as http://127.0.0.1:11434/v1"
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018  # raises ValueError for a port that is not one
+    except ValueError:
+        raise ValueError(f"expected an http(s) URL {example}") from None
+    unsafe = not value.isprintable() or any(c.isspace() for c in value)
+    if unsafe or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"expected an http(s) URL {example}")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("no credentials in the URL: the key goes in the api_key_env variable")
+    return value.rstrip("/")
+
+
+def _variable(value: str) -> str:
+    if not _VARIABLE.fullmatch(value):
+        raise ValueError("expected the name of an environment variable such as OPENAI_API_KEY")
+    return value
+
+
+class EmbeddingsConfig(_Section):
+    """``[retrieval.embeddings]``: a sentence-embedding model beside BM25 (absent: none)."""
+
+    kind: EmbeddingsKind
+    # The name the server (openai) or fastembed knows the model by; for fastembed also a local
+    # folder holding an ONNX model (an air-gapped machine).
+    model: str = Field(min_length=1, max_length=512)
+    base_url: str | None = None  # openai: the server's /v1 URL (required for that kind)
+    api_key_env: str | None = None  # openai: the variable holding a key; unset: no header
+    cache_dir: Path | None = None  # fastembed: where models are downloaded to and read from
+    batch: int = Field(default=64, ge=1, le=1024)  # passages a request (index time)
+    timeout: float = Field(default=30.0, gt=0, le=3600)  # seconds a request may take
+    # Text some models want before a query or a passage (nomic-embed-text: "search_query: " and
+    # "search_document: "; e5: "query: " and "passage: "); changing either re-embeds everything.
+    query_prefix: str = Field(default="", max_length=200)
+    passage_prefix: str = Field(default="", max_length=200)
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        return None if value is None else _http_base_url(value)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _variable_name(cls, value: str | None) -> str | None:
+        return None if value is None else _variable(value)
+
+    @field_validator("model", "query_prefix", "passage_prefix")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        if not value.isprintable():
+            raise ValueError("expected printable text on one line")
+        return value
+
+    @model_validator(mode="after")
+    def _kind_needs(self) -> EmbeddingsConfig:
+        if self.kind == "openai" and self.base_url is None:
+            raise ValueError(
+                "kind 'openai' needs base_url, the server's /v1 URL such as "
+                "http://127.0.0.1:11434/v1 (Ollama)"
+            )
+        if self.kind == "fastembed" and (self.base_url or self.api_key_env):
+            raise ValueError("kind 'fastembed' runs the model in-process: no base_url, no key")
+        if self.kind == "openai" and self.cache_dir is not None:
+            raise ValueError("cache_dir is for kind 'fastembed' (a server keeps its own models)")
+        return self
+
+
 class RetrievalConfig(_Section):
-    # "model": the answer provider suggests docs words for each question before retrieval
-    # (scout.expansion); "off": the question's own words only.
-    expand: Expand = "off"
+    # "auto": with a model provider, the provider suggests docs words for each question before
+    # retrieval (scout.retrieve.expansion); "model": always ask; "off": the question's own words.
+    expand: Expand = "auto"
+    # seconds expansion may take, inside the answer's own time: past it, the question's words
+    expand_timeout: float = Field(default=20.0, gt=0, le=600)
+    # a reply is reused for the same question (as the gap backlog groups them) this long
+    expand_cache_days: int = Field(default=30, ge=0, le=3650)
+    embeddings: EmbeddingsConfig | None = None
+
+    def expands(self, provider: str) -> bool:
+        """Whether a question answered by ``provider`` has its terms expanded first."""
+        if self.expand == "auto":
+            return provider != "offline"
+        return self.expand == "model"
 
 
 class IngestConfig(_Section):
@@ -356,4 +427,9 @@ def _resolve_paths(config: Config) -> Config:
     store = config.store
     if not store.path.is_absolute():
         store = store.model_copy(update={"path": (base / store.path).resolve()})
-    return config.model_copy(update={"forge": forge, "store": store})
+    retrieval = config.retrieval
+    embeddings = retrieval.embeddings
+    if embeddings is not None and embeddings.cache_dir and not embeddings.cache_dir.is_absolute():
+        embeddings = embeddings.model_copy(update={"cache_dir": (base / embeddings.cache_dir)})
+        retrieval = retrieval.model_copy(update={"embeddings": embeddings})
+    return config.model_copy(update={"forge": forge, "store": store, "retrieval": retrieval})

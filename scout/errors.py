@@ -14,7 +14,8 @@
     │   ├── GroupNotFound      exit 3   a configured group does not exist or the token cannot see it
     │   └── RateLimitBudget                 GitLab kept throttling past the run's waiting budget
     ├── ProviderError          exit 6   the answering model failed (never a decline)
-    │   └── ProviderTimeout                 the call passed its deadline (retries included)
+    │   ├── ProviderTimeout                 the call passed its deadline (retries included)
+    │   └── EmbeddingError                  the embeddings model or server failed
     └── Refused                (HTTP)   ``scout serve`` turned a request away (status, code)
 
 Third-party exceptions are translated where they enter (the GitLab forge, each provider) and
@@ -145,6 +146,13 @@ class ProviderError(ScoutError):
 class ProviderTimeout(ProviderError):
     """Raised when a provider call (its retries and a slowly sent reply included) passes the
     deadline its task carries (``scout.providers.base.Task.deadline``)."""
+
+
+class EmbeddingError(ProviderError):
+    """Raised when the embeddings model (``[retrieval.embeddings]``) fails: its server is
+    unreachable, refuses, times out or replies with vectors Scout cannot use. At index time an
+    incident (exit 6, the passages read stay searchable by their words); at question time
+    retrieval goes on by words alone and says so."""
 
 
 class Refused(ScoutError):

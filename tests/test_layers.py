@@ -29,7 +29,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         # where passages come from and where they are kept
         "scout.store scout.forge scout.corpus",
         # finding passages, asking a model, composing the prompt and checking its citations
-        "scout.rank scout.retrieve scout.providers scout.compose scout.expansion",
+        "scout.rank scout.retrieve scout.providers scout.compose scout.expansion scout.embeddings",
         # what Scout does with them: answers, the evaluation, the gaps and the report on them
         "scout.answer scout.hits scout.evaluation scout.gaps scout.report",
         # signpost extraction and validation, then the sweep that runs it (ingest -> signposts)
