@@ -9,7 +9,7 @@ scored again by BM25F (Robertson, Zaragoza and Taylor 2004) with the values of t
 field, a term's count normalised by that field's length (``b`` for the body, ``--bh`` for the
 heading path), weighted (heading ``--wh``), summed, then saturated by ``k1``; idf as FTS5's.
 The re-ranking rules run on these scores as they do on FTS5's. Words are Scout's, stemmed
-by ``scout.retrieve.stem``. Only the order inside the pool changes, so this measures MRR and
+by ``scout.words.stem``. Only the order inside the pool changes, so this measures MRR and
 the order of a deep list (recall@20 from a pool of 50), not what BM25 would bring into the
 pool; FTS5's own run is the first row.
 """
@@ -41,8 +41,10 @@ def main() -> int:
     parser.add_argument("--wh", default="2.0")
     args = parser.parse_args()
 
-    from scout import rank, retrieve
+    from scout import retrieve, words
     from scout.config import load_config
+    from scout.retrieve import lexical
+    from scout.retrieve import rerank as rank
     from scout.store import Store
 
     recall = load_recall(args.realdocs)
@@ -50,23 +52,23 @@ def main() -> int:
     questions = split_questions(args.realdocs, args.extra, args.split)
     total = store.passage_count()
     sample = random.Random(1).sample(store.passages(), min(2_000, total))
-    avg_heading = sum(len(retrieve.words(p.heading)) for p in sample) / len(sample)
-    avg_body = sum(len(retrieve.words(p.body)) for p in sample) / len(sample)
+    avg_heading = sum(len(words.words(p.heading)) for p in sample) / len(sample)
+    avg_body = sum(len(words.words(p.body)) for p in sample) / len(sample)
 
     @functools.cache
     def rows(term: str) -> int:
-        return store.count_matches(retrieve.literal(term), total)
+        return store.count_matches(lexical.literal(term), total)
 
     @functools.lru_cache(maxsize=100_000)
     def tokens(text: str) -> tuple[str, ...]:
-        return tuple(retrieve.stem(w) for w in retrieve.words(text))
+        return tuple(words.stem(w) for w in words.words(text))
 
     params: dict[str, float] = {}
     asked: list[str] = [""]
     plain = rank.rerank
 
     def bm25f(hits: list[Any], limit: int, **rules: Any) -> list[Any]:
-        terms = {retrieve.stem(t): t for t in retrieve.query_terms(asked[0]) if rows(t)}
+        terms = {words.stem(t): t for t in words.query_terms(asked[0]) if rows(t)}
         rescored = []
         for hit in hits:
             heading, body = tokens(hit.heading), tokens(hit.body)
@@ -86,7 +88,7 @@ def main() -> int:
         return [
             {"project": h.project, "path": h.path, "heading": h.heading,
              "lines": [h.line_start, h.line_end]}
-            for h in retrieve.retrieve(store, question, k)
+            for h in retrieve.retrieve(store, question, k).hits
         ]  # fmt: skip
 
     row = measure(search, recall, questions)[args.split]

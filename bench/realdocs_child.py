@@ -88,9 +88,9 @@ def retrieval(db: str, questions_file: str, repeat: int) -> dict[str, Any]:
                 cpu.append((time.process_time() - used) * 1000)
         ranked: list[float] = []
         for question in questions:
-            fast = sorted(round(h.score, 9) for h in retrieve(store, question, 8))
+            fast = sorted(round(h.score, 9) for h in retrieve(store, question, 8).hits)
             used = time.process_time()
-            hits = retrieve(store, question, 8, budget=10**9)
+            hits = retrieve(store, question, 8, budget=10**9).hits
             ranked.append((time.process_time() - used) * 1000)
             full = sorted(round(h.score, 9) for h in hits)
             if full:
@@ -138,7 +138,7 @@ def recall(db: str, questions_file: str, recall_py: str) -> dict[str, Any]:
             hits = [
                 {"project": h.project, "path": h.path, "heading": h.heading,
                  "lines": [h.line_start, h.line_end]}
-                for h in retrieve(store, q["question"], 8)
+                for h in retrieve(store, q["question"], 8).hits
             ]  # fmt: skip
             rank = module.first_rank(hits, q["targets"])
             if rank:

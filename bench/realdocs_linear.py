@@ -135,40 +135,43 @@ def read_questions(path: Path) -> list[dict[str, Any]]:
 
 def candidates(store: Any, recall: Any, q: dict[str, Any], depth: int) -> dict[str, Any] | None:
     """One answerable question's top ``depth``, each passage with its features and label."""
-    from scout import rank, retrieve
+    from scout import retrieve, words
     from scout.errors import UsageError
+    from scout.retrieve import lexical
+    from scout.retrieve import question as asking
+    from scout.retrieve import rerank as rank
 
     if not q.get("answerable", True):
         return None
     question = q["question"]
     try:
-        hits = retrieve.retrieve(store, question, depth)
-        terms = retrieve.query_terms(question)
+        hits = retrieve.retrieve(store, question, depth).hits
+        terms = words.query_terms(question)
     except UsageError:
         hits, terms = [], []
     total = store.passage_count()
     count = functools.partial(_count, store, total)
     live = [t for t in terms if count(t)]
     idf = {
-        retrieve.stem(t): max(math.log((total - count(t) + 0.5) / (count(t) + 0.5)), 0.01)
+        words.stem(t): max(math.log((total - count(t) + 0.5) / (count(t) + 0.5)), 0.01)
         for t in live
     }
     weight = sum(idf.values()) or 1.0
     ids = [h.id for h in hits]
-    match = " OR ".join(retrieve.literal(t) for t in live) or '""'
+    match = " OR ".join(lexical.literal(t) for t in live) or '""'
     body = store.scores(match, ids, heading_weight=0.0) if live else {}
     whole = store.scores(match, ids, heading_weight=1.0) if live else {}
-    asked = retrieve.words(question)
+    asked = words.words(question)
     named = rank.named_projects(
         asked,
         store.project_names(),
         lambda word, project: (
-            store.count_matches(retrieve.literal(word), total, projects=(project,))
+            store.count_matches(lexical.literal(word), total, projects=(project,))
             / max(count(word), 1)
         ),
     )
-    versions = rank.about_versions(question, asked)
-    spans = rank.code_spans(question)
+    versions = asking.about_versions(question, asked)
+    spans = asking.code_spans(question)
     pool: dict[tuple[str, str], int] = {}
     for h in hits:
         pool[(h.project, h.path)] = pool.get((h.project, h.path), 0) + 1
@@ -210,16 +213,16 @@ def candidates(store: Any, recall: Any, q: dict[str, Any], depth: int) -> dict[s
 
 @functools.lru_cache(maxsize=200_000)
 def _stems(text: str) -> frozenset[str]:
-    from scout import retrieve
+    from scout import words
 
-    return frozenset(retrieve.stem(w) for w in retrieve.words(text))
+    return frozenset(words.stem(w) for w in words.words(text))
 
 
 @functools.lru_cache(maxsize=100_000)
 def _count(store: Any, total: int, term: str) -> int:
-    from scout import retrieve
+    from scout.retrieve import lexical
 
-    return int(store.count_matches(retrieve.literal(term), total))
+    return int(store.count_matches(lexical.literal(term), total))
 
 
 _FILES: dict[tuple[str, str], frozenset[str]] = {}

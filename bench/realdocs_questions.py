@@ -38,7 +38,7 @@ PRODUCT_WORDS = frozenset(
 
 def overlap(question: str, passages: list[tuple[str, str]]) -> float:
     """The share of ``question``'s words found in the best of ``passages`` (heading, body)."""
-    from scout.retrieve import STOPWORDS, stem, words
+    from scout.words import STOPWORDS, stem, words
 
     asked = {stem(w) for w in words(question) if w not in STOPWORDS and w not in PRODUCT_WORDS}
     asked.discard("")

@@ -74,7 +74,7 @@ def extra_questions(files: list[Path]) -> list[dict[str, Any]]:
 
 def expanded_terms(file: Path, questions: list[dict[str, Any]]) -> dict[str, list[str]]:
     """Question text -> the terms ``file`` holds for its id, cleaned as a live reply is."""
-    from scout.expansion import clean_terms
+    from scout.retrieve.expansion import clean_terms
 
     replies = json.loads(file.read_text(encoding="utf-8"))
     out = {}
@@ -138,20 +138,25 @@ def main() -> int:
         default=None,
         help="these questions alone (another estate's: bench/questions/transfer.json)",
     )
+    parser.add_argument(
+        "--dense",
+        action="store_true",
+        help="fuse the dense list of the config's [retrieval.embeddings] (run scout index first)",
+    )
     add_extra(parser)
     args = parser.parse_args()
 
-    import scout.retrieve
     from scout.config import load_config
     from scout.retrieve import retrieve
+    from scout.retrieve.expansion import replayed
+    from scout.retrieve.settings import RetrievalSettings
     from scout.store import Store
 
-    # An older Scout (run with its code first on PYTHONPATH, to compare) retrieves at most 20:
-    # lifted here, in this process only, so that its depth can be measured as well.
-    scout.retrieve.MAX_PASSAGES = max(scout.retrieve.MAX_PASSAGES, max(DEPTHS))
-
     recall = load_recall(args.realdocs)
-    store = Store.open(load_config(args.config).store.path)
+    config = load_config(args.config)
+    store = Store.open(config.store.path)
+    # The config's embedding model, when it names one and --dense asks for it.
+    embeddings = RetrievalSettings.of(config, "offline", dense=args.dense).embeddings
 
     questions = (
         json.loads(args.only.read_text(encoding="utf-8"))
@@ -161,12 +166,11 @@ def main() -> int:
     terms = expanded_terms(args.expanded, questions) if args.expanded else {}
 
     def search(question: str, k: int) -> list[dict[str, Any]]:
-        # An older Scout (before expansion) takes no ``expanded``: it is passed only when used.
-        more = {"expanded": terms[question]} if question in terms else {}
+        expand = replayed(terms[question]) if question in terms else None
         return [
             {"project": h.project, "path": h.path, "heading": h.heading,
              "lines": [h.line_start, h.line_end]}
-            for h in retrieve(store, question, k, **more)
+            for h in retrieve(store, question, k, expand=expand, embeddings=embeddings).hits
         ]  # fmt: skip
 
     if args.split:

@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.realdocs_tune CONFIG --realdocs PATH [--set NAME=V1,V2 ...]
         [--extra FILE] [--expanded TERMS]
 
-Each ``--set`` names a constant of ``scout.rank`` or ``scout.retrieve`` (``POOL``,
+Each ``--set`` names a constant of a retrieval stage (``scout.retrieve`` and its modules) (``POOL``,
 ``FILE_CAP``, ``HEADING_WEIGHT``...) and the values to try; every combination is measured on
 the ``tune`` split (recall@8, MRR, recall@20), best first. The winner is then measured once on
 ``check`` by bench/realdocs_recall.py: a setting that lifts ``tune`` and not ``check`` is fitting.
@@ -37,8 +37,9 @@ def main() -> int:
     parser.add_argument("--expanded", type=Path, default=None, help="as bench.realdocs_recall's")
     args = parser.parse_args()
 
-    from scout import rank, retrieve
+    from scout import retrieve
     from scout.config import load_config
+    from scout.retrieve import expansion, fuse, lexical, rerank
     from scout.store import Store
 
     recall = load_recall(args.realdocs)
@@ -54,13 +55,15 @@ def main() -> int:
         return [
             {"project": h.project, "path": h.path, "heading": h.heading,
              "lines": [h.line_start, h.line_end]}
-            for h in retrieve.retrieve(store, question, k, expanded=terms.get(question, ()))
+            for h in retrieve.retrieve(
+                store, question, k, expand=expansion.replayed(terms.get(question))
+            ).hits
         ]  # fmt: skip
 
     results = []
     for combo in itertools.product(*grid.values()):
         for name, value in zip(grid, combo, strict=True):
-            module = rank if hasattr(rank, name) else retrieve
+            module = next(m for m in (rerank, lexical, fuse, retrieve) if hasattr(m, name))
             setattr(module, name, int(value) if float(value).is_integer() else value)
         row = measure(search, recall, questions)[args.split]
         results.append((row["r@8"], row["mrr"], row["r@20"], dict(zip(grid, combo, strict=True))))

@@ -39,7 +39,7 @@ def main() -> int:
 
     from bench.realdocs_recall import all_questions
     from scout.config import load_config
-    from scout.retrieve import STOPWORDS, content_words, stem, words
+    from scout.words import STOPWORDS, content_words, stem, words
 
     def kept(text: str) -> set[str]:
         return {w for w in words(text) if w not in STOPWORDS and len(w) > 2 and not w.isdigit()}

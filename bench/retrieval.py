@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.corpus import Passage
-from scout.retrieve import HEADING_WEIGHT, literal, query_terms, retrieve
+from scout.retrieve import retrieve
+from scout.retrieve.lexical import HEADING_WEIGHT, literal
 from scout.store import PassageRecord, Store
+from scout.words import query_terms
 
 TOP = 8
 SHA = "0" * 40
@@ -143,7 +145,7 @@ def overlap(ours: list[list[int]], theirs: list[list[int]]) -> float:
 
 
 def scout_search(store: Store) -> Callable[[str], list[int]]:
-    return lambda question: [hit.id for hit in retrieve(store, question, TOP)]
+    return lambda question: [hit.id for hit in retrieve(store, question, TOP).hits]
 
 
 def before_search(store: Store) -> Callable[[str], list[int]]:
@@ -201,7 +203,7 @@ def measure(
     # Scout's own full ranking (no first stage): the two stages must give exactly its top 8.
     # "before" differs by design since spelling variants and copies of a section were added.
     with Store.open(db) as store:
-        full = [[hit.id for hit in retrieve(store, q, TOP, budget=10**9)] for q in questions]
+        full = [[hit.id for hit in retrieve(store, q, TOP, budget=10**9).hits] for q in questions]
     figures["scout"]["overlap_at_8_vs_full"] = overlap(results["scout"], full)
     return figures
 

@@ -1,5 +1,5 @@
 """The two stemmers side by side: FTS5's porter (inside SQLite, what BM25 matches on) and
-``scout.retrieve.stem`` (in Python, what the offline provider and gap grouping compare).
+``scout.words.stem`` (in Python, what the offline provider and gap grouping compare).
 
 Measures, on the words of a documentation tree: how often the two put a pair of words that share
 a stem under one stem as well (agreement on groupings), and the cost of a stem each way. Porter is
@@ -16,7 +16,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from scout.retrieve import stem, words
+from scout.words import stem, words
 
 DEFAULT = Path(__file__).resolve().parent.parent / "scout" / "demo" / "estate"
 

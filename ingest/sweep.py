@@ -92,6 +92,10 @@ class SweepSummary:
     seconds: float = 0.0
     stopped: bool = False
     failed: dict[str, str] = field(default_factory=dict)  # project -> read error (re-validation)
+    # [retrieval.embeddings]: what the pass after the sweep embedded (None: no model), or why
+    # it failed (the sweep's work is kept; ``scout sweep`` then exits 6)
+    embeddings: dict[str, Any] | None = None
+    embeddings_error: str | None = None
 
     def describe(self) -> str:
         """The summary as a person reads it (``scout sweep``, the worker's log)."""
@@ -117,6 +121,10 @@ class SweepSummary:
             "skipped": dict(sorted(self.skipped.items())),
             "forge_requests": self.forge_requests,
             "seconds": round(self.seconds, 3),
+            **({} if self.embeddings is None else {"embeddings": self.embeddings}),
+            **(
+                {} if self.embeddings_error is None else {"embeddings_error": self.embeddings_error}
+            ),
         }
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from scout.errors import ScoutError, StoreDamaged, UsageError
+from scout.errors import EmbeddingError, ScoutError, StoreDamaged, UsageError
 from scout.progress import Progress
 from scout.providers import configured_provider
 from scout.schedule import parse_schedule
@@ -83,7 +83,30 @@ def sweep_once(
     with sweep_lock(store.path):
         provider = configured_provider(config)
         kwargs: dict[str, Any] = {} if progress is None else {"progress": progress}
-        return Sweep(config, forge, store, provider, stop=stop, **kwargs).run()
+        summary = Sweep(config, forge, store, provider, stop=stop, **kwargs).run()
+        if not summary.stopped:
+            _embed(config, store, summary, stop, progress)
+        return summary
+
+
+def _embed(
+    config: Config,
+    store: Store,
+    summary: SweepSummary,
+    stop: threading.Event | None,
+    progress: Progress | None,
+) -> None:
+    """Embed what indexing and the sweep wrote without a vector (``[retrieval.embeddings]``):
+    the corpus's passages and the signposted targets' alike. A failing model is recorded in
+    the summary, not raised: the sweep's work is committed either way."""
+    from scout.embeddings.indexing import embed_configured
+
+    try:
+        embedded = embed_configured(config, store, progress=progress, stop=stop)
+    except EmbeddingError as exc:
+        summary.embeddings_error = str(exc)
+        return
+    summary.embeddings = None if embedded is None else embedded.to_json()
 
 
 def run_cycle(

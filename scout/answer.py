@@ -13,15 +13,18 @@ because the index holds no passages at all is logged with the cause ``index_empt
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from scout.compose import answer_task, check, prose
-from scout.errors import UsageError
-from scout.providers.base import Provider, Usage, run_metered
-from scout.retrieve import check_passages, check_question, content_words, retrieve
+from scout.providers.base import Provider, T, Task, Usage, run_metered
+from scout.retrieve import Retrieved, retrieve
+from scout.retrieve.expansion import Expander
+from scout.retrieve.question import MAX_SEARCH, Question, check_passages
+from scout.retrieve.settings import WORDS_ONLY, RetrievalSettings
 from scout.safe_text import one_line, printable, printable_block
 from scout.store import PassageHit, Store
 
@@ -70,13 +73,18 @@ Outcome = Literal["answered", "declined"]
 
 @dataclass(frozen=True)
 class AnswerResult:
-    """Answered (answer and citations) or declined (reason); ``passages`` is how many were given."""
+    """Answered (answer and citations) or declined (reason); ``passages`` is how many were given;
+    what retrieval searched with besides the question's words (``expanded``: a model's terms,
+    None when none were asked for or none came) and why a model's list is missing."""
 
     outcome: Outcome
     answer: str | None
     reason: str | None
     citations: tuple[Citation, ...]
     passages: int
+    expanded: tuple[str, ...] | None = None
+    expansion_error: str | None = None
+    dense_error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Exactly docs/design.md's ``scout ask --json`` document."""
@@ -86,6 +94,10 @@ class AnswerResult:
             "reason": self.reason,
             "citations": [c.to_json() for c in self.citations],
             "passages": self.passages,
+            # null only when asking failed (expansion_error says why); none when not asked
+            "expanded": None if self.expansion_error else list(self.expanded or ()),
+            "expansion_error": self.expansion_error,
+            "dense_error": self.dense_error,
         }
 
     @classmethod
@@ -97,7 +109,7 @@ class AnswerResult:
 class Composed:
     """One question through the answer path, before logging: the result, the passages the
     provider was given (best first), what the provider calls cost (expansion included), how
-    long it all took, and the expansion terms retrieval searched with (None: expansion off)."""
+    long it all took, and what retrieval did (its expansion terms, its errors)."""
 
     result: AnswerResult
     hits: tuple[PassageHit, ...]
@@ -106,37 +118,46 @@ class Composed:
     terms: tuple[str, ...] = ()  # the question's content words
     cause: str | None = None  # INDEX_EMPTY: a decline that is not a documentation gap
     expanded: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True)
-class Searched:
-    """What retrieval found for a question, with the expansion terms it searched with."""
-
-    hits: list[PassageHit]
-    expanded: list[str] | None
-    usage: Usage
+    retrieved: Retrieved | None = None
+    nearest: tuple[PassageHit, ...] = ()  # a decline's best three passages (where to add it)
 
 
 def search(
-    question: str,
+    question: str | Question,
     *,
     store: Store,
     limit: int,
     projects: Sequence[str] | None = None,
-    expand: Provider | Callable[[], Provider] | None = None,
-) -> Searched:
-    """Retrieval for ``question`` (as ``scout search`` and the answer path make it): with
-    ``expand`` (a provider, or a factory), the provider's suggested terms first
-    (``scout.expansion``: the question alone is sent). Raises UsageError for a bad question."""
-    check_question(question)
-    usage = Usage()
-    expanded: list[str] | None = None
-    if expand is not None:
-        from scout.expansion import expand as suggest
-
-        expanded, usage = suggest(_resolve(expand), question)
-    hits = retrieve(store, question, limit, projects=projects, expanded=expanded or ())
-    return Searched(hits, expanded, usage)
+    provider: Provider | Callable[[], Provider] | None = None,
+    provider_name: str = "",
+    retrieval: RetrievalSettings = WORDS_ONLY,
+    deadline: float | None = None,
+) -> Retrieved:
+    """Retrieval for ``question`` as ``scout search`` and the answer path make it: with
+    ``retrieval.expand``, ``provider`` (a provider, or a factory called at most once) is asked
+    for search terms first (the question alone is sent; a cached reply is reused); with
+    ``retrieval.embeddings``, the dense list joins the lexical one. Raises UsageError for a bad
+    question; a failing model only leaves its list out (``Retrieved`` says why)."""
+    asked = question if isinstance(question, Question) else Question.of(question)
+    expander = None
+    if retrieval.expand and provider is not None:
+        expander = Expander(
+            provider,
+            provider_name=provider_name,
+            model=retrieval.model,
+            timeout=retrieval.expand_timeout,
+            store=store,
+            cache_days=retrieval.cache_days,
+        )
+    return retrieve(
+        store,
+        asked,
+        limit,
+        projects=projects,
+        expand=expander,
+        embeddings=retrieval.embeddings,
+        deadline=deadline,
+    )
 
 
 def compose(
@@ -146,22 +167,19 @@ def compose(
     provider: Provider | Callable[[], Provider],
     passages: int = 8,
     projects: Sequence[str] | None = None,
-    expand: bool = False,
+    provider_name: str = "",
+    retrieval: RetrievalSettings = WORDS_ONLY,
+    deadline: float | None = None,
 ) -> Composed:
     """Answer ``question`` from the store's passages, or decline; log nothing.
 
     ``provider`` may be a factory, called only when there are passages to give it (or, with
-    ``expand``, to ask it for search terms first). ``projects`` limits retrieval (globs).
-    Raises UsageError for an unacceptable question (one with no content words included),
-    ProviderError when the provider fails.
+    ``retrieval.expand``, to ask it for search terms first), and at most once. ``projects``
+    limits retrieval (globs). Raises UsageError for an unacceptable question (one with no
+    content words included), ProviderError when the provider fails to answer.
     """
     started = time.monotonic()
-    check_question(question)
-    terms = tuple(content_words(question))
-    if not terms:
-        raise UsageError(
-            "question has only words such as 'how' and 'what' in it: say what it is about"
-        )
+    asked = Question.of(question).needs_content()
     check_passages(passages)
     made: list[Provider] = []
 
@@ -171,10 +189,18 @@ def compose(
             made.append(_resolve(provider))
         return made[0]
 
-    searched = search(
-        question, store=store, limit=passages, projects=projects, expand=once if expand else None
+    # Retrieval finds at least a decline's nearest few, so a decline never runs it again.
+    found = search(
+        asked,
+        store=store,
+        limit=min(max(passages, NEAREST), MAX_SEARCH),
+        projects=projects,
+        provider=once,
+        provider_name=provider_name,
+        retrieval=retrieval,
+        deadline=deadline,
     )
-    hits, usage = searched.hits, searched.usage
+    hits, usage = found.hits[:passages], found.usage
     cause = None
     if not hits and not store.passage_count():
         # Not a gap but a config mistake or an index never built: say so, and log the cause.
@@ -182,7 +208,7 @@ def compose(
     elif not hits:
         result = AnswerResult.declined(NOTHING_MATCHED, 0)
     else:
-        metered = run_metered(once(), answer_task(question, hits))
+        metered = run_metered(once(), _with_deadline(answer_task(question, hits), deadline))
         output, usage = metered.output, usage + metered.usage
         verdict = check(output, len(hits))
         if verdict.answered:
@@ -195,8 +221,17 @@ def compose(
                 len(hits),
             )
     latency = round((time.monotonic() - started) * 1000)
-    expanded = None if searched.expanded is None else tuple(searched.expanded)
-    return Composed(result, tuple(hits), usage, latency, terms, cause, expanded)
+    expanded = None if found.expansion is None else found.expansion.terms
+    result = dataclasses.replace(
+        result,
+        expanded=expanded,
+        expansion_error=found.expansion_error,
+        dense_error=found.dense_error,
+    )
+    near = tuple(found.hits[:NEAREST]) if result.outcome == "declined" and not cause else ()
+    return Composed(
+        result, tuple(hits), usage, latency, asked.content, cause, expanded, found, near
+    )
 
 
 def ask(
@@ -207,7 +242,8 @@ def ask(
     passages: int = 8,
     provider_name: str,
     projects: Sequence[str] | None = None,
-    expand: bool = False,
+    retrieval: RetrievalSettings = WORDS_ONLY,
+    deadline: float | None = None,
 ) -> AnswerResult:
     """Answer ``question`` (see :func:`compose`) and log its outcome, tokens, cost and the
     expansion terms retrieval searched with."""
@@ -217,7 +253,9 @@ def ask(
         provider=provider,
         passages=passages,
         projects=projects,
-        expand=expand,
+        provider_name=provider_name,
+        retrieval=retrieval,
+        deadline=deadline,
     )
     result = composed.result
     store.log_question(
@@ -231,23 +269,15 @@ def ask(
         output_tokens=composed.usage.output_tokens,
         usd=composed.usage.usd,
         terms=composed.terms,
-        nearest=[nearest(hit) for hit in _nearest_hits(composed, question, store, passages)],
+        nearest=[nearest(hit) for hit in composed.nearest],
         cause=composed.cause,
         expanded=composed.expanded,
     )
     return result
 
 
-def _nearest_hits(
-    composed: Composed, question: str, store: Store, passages: int
-) -> tuple[PassageHit, ...]:
-    """A decline's best three passages: those the provider was given, or (asked with fewer)
-    retrieval's best three; none for an answer or an empty index."""
-    if composed.result.outcome != "declined" or composed.cause or not composed.hits:
-        return ()
-    if len(composed.hits) >= NEAREST or passages >= NEAREST:
-        return composed.hits[:NEAREST]
-    return tuple(retrieve(store, question, NEAREST, expanded=composed.expanded or ()))
+def _with_deadline(task: Task[T], deadline: float | None) -> Task[T]:
+    return task if deadline is None else dataclasses.replace(task, deadline=deadline)
 
 
 def nearest(hit: PassageHit) -> dict[str, Any]:

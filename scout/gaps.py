@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from scout import timefmt
 from scout.errors import UsageError
 from scout.progress import Progress
-from scout.retrieve import content_words, stem
 from scout.safe_text import printable
 from scout.store import QuestionRow, Store
+from scout.words import content_words, stem
 
 if TYPE_CHECKING:
     from scout.forge.base import Forge

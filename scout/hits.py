@@ -10,14 +10,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from scout.records import PassageHit
+from scout.retrieve import Retrieved
 
 
-def hit_json(rank: int, hit: PassageHit, expanded: Sequence[str] | None = None) -> dict[str, Any]:
-    """One row of docs/design.md's ``scout search --json`` list (``expanded``: the model's
-    terms retrieval searched with, the same on every row; empty when expansion is off)."""
+def hit_json(
+    rank: int, hit: PassageHit, score: float, found: Retrieved | None = None
+) -> dict[str, Any]:
+    """One row of docs/design.md's ``scout search --json`` list: ``score`` is the one the list
+    is ordered by (lower is better, as BM25's), ``bm25`` BM25's own, and the ranks in the
+    lexical and dense lists say why the passage is where it is; ``expanded`` are the model's
+    terms retrieval searched with (the same on every row; null when none were asked for or
+    none came, with ``expansion_error`` saying why)."""
     return {
         "rank": rank,
-        "score": round(hit.score, 4),
+        "score": round(score, 4),
+        "bm25": None if hit.bm25 is None else round(hit.bm25, 4),
+        "lexical_rank": hit.lexical_rank,
+        "dense_rank": hit.dense_rank,
         "project": hit.project,
         "path": hit.path,
         "heading": hit.heading,
@@ -26,12 +35,18 @@ def hit_json(rank: int, hit: PassageHit, expanded: Sequence[str] | None = None) 
         "url": hit.url,
         "source": hit.source,
         "kind": hit.kind,
-        "expanded": list(expanded or ()),
+        "expanded": found.expanded if found is not None else None,
+        "expansion_error": found.expansion_error if found is not None else None,
+        "dense_error": found.dense_error if found is not None else None,
     }
 
 
-def hits_json(
-    hits: Sequence[PassageHit], expanded: Sequence[str] | None = None
-) -> list[dict[str, Any]]:
-    """The whole list, ranked from 1, best first."""
-    return [hit_json(rank, hit, expanded) for rank, hit in enumerate(hits, 1)]
+def hits_json(hits: Sequence[PassageHit], found: Retrieved | None = None) -> list[dict[str, Any]]:
+    """The whole list, ranked from 1, best first. A passage the re-ranking moved down (one
+    file's or section's share) shows the score of the one before it: scores follow the order."""
+    rows = []
+    score = float("-inf")
+    for rank, hit in enumerate(hits, 1):
+        score = max(score, hit.score)
+        rows.append(hit_json(rank, hit, score, found))
+    return rows

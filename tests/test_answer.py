@@ -54,6 +54,9 @@ def test_answered_result_is_the_designed_json(store: Store) -> None:
         "reason": None,
         "citations": [CRED_CITATION],
         "passages": 1,
+        "expanded": [],
+        "expansion_error": None,
+        "dense_error": None,
     }
     assert render(result) == (
         f"Run `vault rotate --all` [1].\n\nSources:\n"
@@ -75,6 +78,9 @@ def test_nothing_retrieved_declines_without_making_or_calling_a_provider(store: 
         "reason": "nothing matched",
         "citations": [],
         "passages": 0,
+        "expanded": [],
+        "expansion_error": None,
+        "dense_error": None,
     }
     assert made == []
     assert render(result) == "Declined: nothing matched"

@@ -18,7 +18,8 @@ import pytest
 
 from bench.corpus import Vocabulary, passages, questions
 from bench.retrieval import build_store
-from scout.retrieve import essential, retrieve
+from scout.retrieve import retrieve
+from scout.retrieve.lexical import essential
 from scout.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,11 +79,11 @@ def test_two_stage_retrieval_agrees_with_the_full_query(tmp_path: Path) -> None:
     build_store(db, passages(2_500, seed=3, vocab=vocab))
     asked = questions(list(passages(2_500, seed=3, vocab=vocab)), 80, seed=3)
     with Store.open(db) as store:
-        full = [[h.id for h in retrieve(store, q, 8, budget=10**9)] for q in asked]
-        staged = [[h.id for h in retrieve(store, q, 8, budget=150)] for q in asked]
+        full = [[h.id for h in retrieve(store, q, 8, budget=10**9).hits] for q in asked]
+        staged = [[h.id for h in retrieve(store, q, 8, budget=150).hits] for q in asked]
         for q in asked[:20]:
-            scores = {h.id: h.score for h in retrieve(store, q, 8, budget=10**9)}
-            for hit in retrieve(store, q, 8, budget=150):
+            scores = {h.id: h.score for h in retrieve(store, q, 8, budget=10**9).hits}
+            for hit in retrieve(store, q, 8, budget=150).hits:
                 if hit.id in scores:
                     # the two-stage score of a row is its exact full-query score
                     assert hit.score == pytest.approx(scores[hit.id], rel=1e-9, abs=1e-9)

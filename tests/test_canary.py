@@ -9,7 +9,6 @@ passage of any prompt; and the ``claude`` child never sees the forge token's var
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from collections.abc import Callable
@@ -19,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from scout.cli.main import cli
+from tests.helpers.calls import recorded, with_passages
 from tests.helpers.demo import demo_estate
 from tests.helpers.run import Result
 
@@ -99,10 +99,12 @@ def test_the_canary_is_nowhere_though_the_model_echoes_it(
     for path in tmp_path.glob("scout.db*"):
         assert CANARY.encode() not in path.read_bytes(), path.name
 
-    calls = [json.loads(line) for line in claude_bin.read_text().splitlines()]
+    calls = recorded(claude_bin)
     assert len(calls) > 10
     asked_with_canary = 0
     for call in calls:
+        assert TOKEN_ENV not in call["env"]
+    for call in with_passages(calls):
         assert TOKEN_ENV not in call["env"]
         prompt = call["stdin"]
         fenced = FENCED.findall(prompt)

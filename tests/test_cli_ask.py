@@ -25,6 +25,9 @@ ANSWERED = {
     "reason": None,
     "citations": [CRED_CITATION],
     "passages": 1,
+    "expanded": [],
+    "expansion_error": None,
+    "dense_error": None,
 }
 
 
@@ -70,6 +73,9 @@ def test_ask_declines_exit_zero(estate: Path, question: str, reason: str, passag
         "reason": reason,
         "citations": [],
         "passages": passages,
+        "expanded": [],
+        "expansion_error": None,
+        "dense_error": None,
     }
     assert invoke(estate, "ask", question).stdout == f"Declined: {reason}\n"
 
@@ -244,9 +250,11 @@ def test_subprocess_claude_local_answer(tmp_path: Path, claude_env: dict[str, st
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert json.loads(done.stdout)["answer"] == "Run `vault rotate` from the admin host [1]."
-    (call,) = [
+    # with a model, the search terms first (the question alone), then the answer
+    terms, call = [
         json.loads(line) for line in Path(claude_env["FAKE_CLAUDE_RECORD"]).read_text().splitlines()
     ]
+    assert "PASSAGE" not in terms["stdin"] and "rotate keys" in terms["stdin"]
     assert call["argv"][call["argv"].index("--model") + 1] == "claude-haiku-4-5"
     assert re.search(r"^-----BEGIN PASSAGE 1 [A-Za-z0-9]{6,}-----$", call["stdin"], re.M)
 

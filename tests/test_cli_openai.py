@@ -80,8 +80,9 @@ def test_ask_answers_through_the_server_and_the_key_is_only_on_the_wire(
     assert document["outcome"] == "answered"
     assert [c["path"] for c in document["citations"]] == ["docs/credentials.md"]
     assert shown.code == 0 and "vault rotate" in shown.stdout
-    # the key went where it belongs, and nowhere else
-    assert [e["headers"]["authorization"] for e in api.log] == [f"Bearer {CANARY_KEY}"] * 2
+    # the key went where it belongs, and nowhere else: search terms and an answer for the first
+    # question, an answer alone for the second (its terms came from the store's cache)
+    assert [e["headers"]["authorization"] for e in api.log] == [f"Bearer {CANARY_KEY}"] * 3
     assert "llama3.1:8b" == api.log[0]["body"]["model"]
     for result in (asked, shown):
         assert "CANARY" not in result.stdout + result.stderr
@@ -89,7 +90,10 @@ def test_ask_answers_through_the_server_and_the_key_is_only_on_the_wire(
     with Store.open(tmp_path / "scout.db") as store:
         logged = [(q.provider, q.input_tokens, q.output_tokens, q.usd) for q in store.questions()]
     usd = (USAGE["prompt_tokens"] * 0.5 + USAGE["completion_tokens"] * 1.5) / 1_000_000
-    assert logged == [("openai", 120, 30, pytest.approx(usd))] * 2
+    assert logged == [
+        ("openai", 240, 60, pytest.approx(2 * usd)),
+        ("openai", 120, 30, pytest.approx(usd)),
+    ]
 
 
 def test_a_local_server_needs_no_key_and_gets_no_authorization_header(
@@ -215,12 +219,16 @@ def test_eval_measures_a_model_behind_the_server(tmp_path: Path) -> None:
         "covered": 0,
         "unanswerable": 1,
     }
+    # with a model, each question's search terms are asked for first: a call each
     assert report["cost"] == {
-        "input_tokens": 360,
-        "output_tokens": 90,
+        "input_tokens": 720,
+        "output_tokens": 180,
         "usd": None,
         "usd_per_question": None,
     }
+    expansion = report["expansion"]
+    assert (expansion["calls"], expansion["calls_saved_by_cache"], expansion["errors"]) == (3, 0, 0)
+    assert (expansion["input_tokens"], expansion["input_tokens_per_call"]) == (360, 120.0)
     assert {e["body"]["model"] for e in api.log} == {"qwen2.5:7b"}
     with Store.open(tmp_path / "scout.db") as store:
         assert store.questions() == []  # eval runs are not logged
@@ -272,8 +280,10 @@ def test_the_claude_child_never_gets_the_openai_key(
     monkeypatch.setenv(KEY_ENV, CANARY_KEY)
     done = CliRunner().invoke(cli, ["--config", str(config), "ask", QUESTION, "--json"])
     assert done.exit_code == 0, done.stderr
-    (call,) = [json.loads(line) for line in claude_bin.read_text().splitlines()]
-    assert KEY_ENV not in call["env"] and "PATH" in call["env"]
+    calls = [json.loads(line) for line in claude_bin.read_text().splitlines()]
+    assert len(calls) == 2  # search terms, then the answer
+    for call in calls:
+        assert KEY_ENV not in call["env"] and "PATH" in call["env"]
 
 
 def test_the_config_makes_the_provider_with_its_endpoint(tmp_path: Path) -> None:
@@ -308,7 +318,7 @@ def test_query_expansion_asks_the_server_with_the_question_alone(
     # the question's own word ("rotate") is dropped; the model's other terms are searched
     assert found.json()[0]["expanded"] == ["vault", "rotation"]
     expansions = [e for e in api.log if "ExpansionOutput" in json.dumps(e["body"])]
-    assert len(expansions) == 2  # one for search, one for ask
+    assert len(expansions) == 1  # for search; ask found the reply in the store's cache
     for entry in expansions:
         user = entry["body"]["messages"][1]["content"]
         assert QUESTION in user and "PASSAGE" not in user  # the question alone

@@ -32,12 +32,17 @@ def test_search_json_lists_passages_best_first(estate: Path) -> None:
     assert {r["path"] for r in rows} == {"docs/credentials.md", "docs/backups.md"}
     first = next(r for r in rows if r["path"] == "docs/credentials.md")
     assert set(first) == {
-        "rank", "score", "project", "path", "heading", "lines", "sha", "url", "source",
-        "kind", "expanded",
+        "rank", "score", "bm25", "lexical_rank", "dense_rank", "project", "path", "heading",
+        "lines", "sha", "url", "source", "kind", "expanded", "expansion_error", "dense_error",
     }  # fmt: skip
-    assert first | {"rank": None, "score": None} == {
+    assert first | {"rank": None, "score": None, "bm25": None, "lexical_rank": None} == {
         "rank": None,
         "score": None,
+        "bm25": None,
+        "lexical_rank": None,
+        "dense_rank": None,
+        "expansion_error": None,
+        "dense_error": None,
         "project": "acme/config",
         "path": "docs/credentials.md",
         "heading": "Rotating credentials",
@@ -48,8 +53,11 @@ def test_search_json_lists_passages_best_first(estate: Path) -> None:
         "kind": "docs",
         "expanded": [],
     }
-    # BM25 in FTS5: lower is better, so best first means ascending scores.
+    # BM25 in FTS5: lower is better, so best first means ascending scores; with words alone
+    # the list is BM25's own ranking, its score BM25's times the re-ranking's factors.
     assert rows[0]["score"] < rows[1]["score"] < 0
+    assert [r["lexical_rank"] for r in rows] == [1, 2]
+    assert all(r["bm25"] < 0 for r in rows)
 
 
 def test_search_table_names_each_passage_and_its_permalink(estate: Path) -> None:

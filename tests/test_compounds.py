@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from scout.retrieve import (
+from scout.retrieve import retrieve
+from scout.retrieve.lexical import (
     MAX_VARIANT_PROBES,
     compounds,
     joins,
     literal,
-    query_terms,
-    retrieve,
     split,
     variants,
 )
 from scout.store import PassageRecord, Store
+from scout.words import query_terms
 from tests.fakes.corpus import filler, make_store, passage
 
 
@@ -134,14 +134,14 @@ def store(tmp_path: Path) -> Store:
     ],
 )
 def test_retrieval_finds_the_other_spelling(store: Store, question: str, path: str) -> None:
-    assert path in [hit.path for hit in retrieve(store, question, 2)]
+    assert path in [hit.path for hit in retrieve(store, question, 2).hits]
 
 
 def test_a_split_is_a_phrase_not_two_words(store: Store) -> None:
     # "file" alone would match, but "logfile" asks for the phrase "log file"
-    hits = retrieve(store, "logfile", 8)
+    hits = retrieve(store, "logfile", 8).hits
     assert [h.path for h in hits] == ["docs/logs.md"]
 
 
 def test_the_two_stage_path_uses_the_variants_too(store: Store) -> None:
-    assert retrieve(store, "how do I back up?", 1, budget=1)[0].path == "docs/backup.md"
+    assert retrieve(store, "how do I back up?", 1, budget=1).hits[0].path == "docs/backup.md"

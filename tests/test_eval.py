@@ -29,11 +29,13 @@ OUT_OF_RANGE = {"answer": "See [99].", "cited": [99], "declined": False, "reason
 
 @pytest.fixture
 def estate(tmp_path: Path) -> tuple[Path, Path]:
-    """A store of known passages, a claude-local config, and the eval file above."""
+    """A store of known passages, a claude-local config, and the eval file above. Expansion is
+    off: these figures count one call a question (expansion's cost in an eval is tested in
+    tests/test_expansion_default.py)."""
     make_store(tmp_path).close()
     eval_file = tmp_path / "eval.toml"
     eval_file.write_text(EVAL, encoding="utf-8")
-    return write_config(tmp_path, provider="claude-local"), eval_file
+    return write_config(tmp_path, provider="claude-local", expand="off"), eval_file
 
 
 def run_eval(config: Path, *args: str) -> Result:
@@ -394,6 +396,9 @@ def test_ask_logs_tokens_and_cost_and_gaps_totals_them(
             "reason",
             "citations",
             "passages",
+            "expanded",
+            "expansion_error",
+            "dense_error",
         }
     with Store.open(tmp_path / "scout.db") as store:
         logged = [(q.input_tokens, q.output_tokens, q.usd) for q in store.questions()]

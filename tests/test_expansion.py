@@ -13,9 +13,16 @@ import pytest
 from click.testing import CliRunner, Result
 
 from scout.cli.main import cli
-from scout.expansion import MAX_TERM_CHARS, MAX_TERMS, clean_terms, expand, expansion_task
 from scout.providers.offline import OfflineProvider
 from scout.retrieve import retrieve
+from scout.retrieve.expansion import (
+    MAX_TERM_CHARS,
+    MAX_TERMS,
+    clean_terms,
+    expand,
+    expansion_task,
+    replayed,
+)
 from scout.store import Store
 from tests.fakes.corpus import BACKUPS, CREDENTIALS, filler, make_store, passage, write_config
 from tests.fakes.messages_api import FakeMessagesAPI
@@ -43,11 +50,7 @@ def invoke(config: Path, *args: str) -> Result:
 
 
 def expanding_config(directory: Path, provider: str) -> Path:
-    config = write_config(directory, provider)
-    config.write_text(
-        config.read_text(encoding="utf-8") + '\n[retrieval]\nexpand = "model"\n', encoding="utf-8"
-    )
-    return config
+    return write_config(directory, provider, expand="model")
 
 
 def test_clean_terms_bounds_and_strips() -> None:
@@ -82,12 +85,12 @@ def test_offline_suggests_nothing() -> None:
 
 def test_terms_rank_below_the_questions_own_words(tmp_path: Path) -> None:
     store = make_store(tmp_path)
-    plain = retrieve(store, QUESTION, 8)
+    plain = retrieve(store, QUESTION, 8).hits
     assert [h.path for h in plain] == [BACKUPS.path]
-    hits = retrieve(store, QUESTION, 8, expanded=["rotate database keys", "vault"])
+    hits = retrieve(store, QUESTION, 8, expand=replayed(["rotate database keys", "vault"])).hits
     assert [h.path for h in hits] == [BACKUPS.path, CREDENTIALS.path]
     # With the same terms as the question's own words, credentials would come first.
-    own = retrieve(store, f"{QUESTION} rotate database keys vault", 8)
+    own = retrieve(store, f"{QUESTION} rotate database keys vault", 8).hits
     assert own[0].path == CREDENTIALS.path
     store.close()
 
@@ -104,9 +107,9 @@ def test_terms_that_match_many_passages_do_not_push_the_own_words_answer_out(
     ]
     store = make_store(tmp_path, [BACKUPS, *noise, *filler(200)])
     terms = ["vault rotation", "unseal keys"]
-    equal = retrieve(store, f"{QUESTION} {' '.join(terms)}", 8)
+    equal = retrieve(store, f"{QUESTION} {' '.join(terms)}", 8).hits
     assert BACKUPS.path not in [h.path for h in equal]  # equal weight: the answer is out
-    hits = retrieve(store, QUESTION, 1, expanded=terms)
+    hits = retrieve(store, QUESTION, 1, expand=replayed(terms)).hits
     assert [h.path for h in hits] == [BACKUPS.path]
     store.close()
 
@@ -158,7 +161,8 @@ def test_ask_logs_the_terms_with_the_question(
 
 def test_search_without_expansion_calls_no_provider(tmp_path: Path, claude_bin: Path) -> None:
     make_store(tmp_path).close()
-    result = invoke(write_config(tmp_path, "claude-local"), "search", QUESTION, "--json")
+    config = write_config(tmp_path, "claude-local", expand="off")
+    result = invoke(config, "search", QUESTION, "--json")
     assert result.exit_code == 0
     assert json.loads(result.stdout)[0]["expanded"] == []
     assert not claude_bin.exists()

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from scout.retrieve import HEADING_WEIGHT, check_question, literal, retrieve
+from scout.retrieve import retrieve
+from scout.retrieve.lexical import HEADING_WEIGHT, literal
+from scout.retrieve.question import Question
 from scout.store import Store
 from tests.helpers.stencil import records
 
@@ -73,10 +75,10 @@ def test_staged_ranking_equals_the_full_ranking(
     store.trace(statements.append)
     for question in questions:
         if (question, top) not in full_rankings:
-            full = retrieve(store, question, top, budget=10**9)
+            full = retrieve(store, question, top, budget=10**9).hits
             full_rankings[question, top] = [(h.id, round(h.score, 9)) for h in full]
         statements.clear()
-        staged = retrieve(store, question, top, budget=budget)
+        staged = retrieve(store, question, top, budget=budget).hits
         staged_questions += any(" NOT (" in sql for sql in statements)
         # the same rows, in the same order, with the same scores
         assert [(h.id, round(h.score, 9)) for h in staged] == full_rankings[question, top]
@@ -93,7 +95,7 @@ def test_a_stage_scores_its_rows_as_the_full_query_does(store: Store, questions:
     # every phrase is named once, and those without. Each row's score is its full-query score.
     checked = 0
     for question in questions[:30]:
-        terms = [t for t in check_question(question) if store.count_matches(literal(t), 1)]
+        terms = [t for t in Question.of(question).terms if store.count_matches(literal(t), 1)]
         if len(terms) < 2:
             continue
         rare = min(terms, key=lambda t: store.count_matches(literal(t), 10**6))
@@ -115,7 +117,7 @@ def test_ranking_the_rare_rows_alone_would_not_be_exact(store: Store, questions:
     budget = store.passage_count() // 20
     missed = 0
     for question in questions:
-        terms = [t for t in check_question(question) if store.count_matches(literal(t), 1)]
+        terms = [t for t in Question.of(question).terms if store.count_matches(literal(t), 1)]
         counts = {t: store.count_matches(literal(t), 10**6) for t in terms}
         rare, rows = [], 0
         for term in sorted(terms, key=counts.__getitem__):

@@ -23,7 +23,9 @@ from scout.corpus.passages import (
     split_document,
 )
 from scout.errors import UsageError
-from scout.retrieve import MAX_QUERY_TERMS, MAX_QUESTION_CHARS, MAX_WORD_CHARS, build_query
+from scout.retrieve.lexical import build_query
+from scout.retrieve.question import MAX_QUESTION_CHARS
+from scout.words import MAX_QUERY_TERMS, MAX_WORD_CHARS
 from signposts import docs_map
 from signposts.extract import extract_issue
 from signposts.references import MAX_REFERENCE_CHARS, DocsSite, ExtractContext

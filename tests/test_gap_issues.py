@@ -8,7 +8,6 @@ title and description must reach no output, no store file, no report and no prom
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ from scout.gaps import MAX_SEARCHES, find_issues, gaps, normalise
 from scout.store import Store
 from tests.gitlab_server import search
 from tests.gitlab_server.server import GitLabServer
+from tests.helpers.calls import recorded, with_passages
 from tests.helpers.growth import assert_linear
 from tests.helpers.served import config_text, run_scout, serve_built
 
@@ -187,9 +187,10 @@ def test_no_issue_text_reaches_a_prompt_after_a_search(
         answer = run_scout(config, "ask", question, "--provider", "claude-local", env=env)
         assert answer.code == 0, answer.stderr
         assert CANARY not in answer.stdout + answer.stderr
-    prompts = [json.loads(line)["stdin"] for line in claude_bin.read_text().splitlines()]
-    assert len(prompts) == len(WIFI)
-    assert all(CANARY not in prompt for prompt in prompts)
+    calls = recorded(claude_bin)
+    # an answer each, and search terms once: the three wordings are one question to the cache
+    assert len(with_passages(calls)) == len(WIFI) and len(calls) == len(WIFI) + 1
+    assert all(CANARY not in call["stdin"] for call in calls)
     assert_no_canary_in_store(config.parent)
 
 

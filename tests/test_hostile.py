@@ -31,6 +31,7 @@ from signposts.extract import extract_issue
 from signposts.references import DocsSite, ExtractContext
 from tests.fakes.corpus import make_store, write_config
 from tests.gitlab_server.server import GitLabServer
+from tests.helpers.calls import recorded, with_passages
 from tests.helpers.config import render_config
 from tests.helpers.served import TOKEN, config_text, placeholder, run_scout
 
@@ -242,7 +243,7 @@ def test_hostile_documents_index_and_stay_inside_their_fences(tmp_path: Path) ->
         config, "ask", "rotation delimiters passage", "--json", "--passages", "20", env=env
     )
     assert asked.code == 0, asked.stderr
-    prompt = json.loads(record.read_text().splitlines()[0])["stdin"]
+    prompt = with_passages(recorded(record))[0]["stdin"]
     given = json.loads(asked.stdout)["passages"]
     opened = re.findall(r"^-----BEGIN PASSAGE (\d+) [A-Za-z0-9]{6,}-----$", prompt, re.M)
     closed = re.findall(r"^-----END PASSAGE (\d+) [A-Za-z0-9]{6,}-----$", prompt, re.M)

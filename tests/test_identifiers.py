@@ -81,7 +81,9 @@ QUESTION = "our components are invisible until they hydrate, can they show befor
 
 def _found(store: Store) -> bool:
     # Stencil's `invisiblePrehydration` option: its heading is the one word.
-    return any(h.heading.endswith("invisiblePrehydration") for h in retrieve(store, QUESTION, 8))
+    return any(
+        h.heading.endswith("invisiblePrehydration") for h in retrieve(store, QUESTION, 8).hits
+    )
 
 
 def test_a_question_in_words_finds_the_option_written_as_one(tmp_path: Path) -> None:
@@ -118,10 +120,10 @@ def test_a_store_from_before_gets_the_column_and_keeps_its_passages(tmp_path: Pa
     db.close()
     with Store.open(path) as store:
         assert store.schema_version == len(MIGRATIONS)
-        assert [h.path for h in retrieve(store, "keep tabs shut", 8)] == ["docs/0.md"]
+        assert [h.path for h in retrieve(store, "keep tabs shut", 8).hits] == ["docs/0.md"]
         # No words until `scout index` reads the project again (PASSAGES_FORMAT). (Words
         # written side by side, "open browser", find it already: retrieve.joins.)
-        assert retrieve(store, "a browser opening", 8) == []
+        assert retrieve(store, "a browser opening", 8).hits == []
         store.insert_passages(
             [
                 PassageRecord(
@@ -138,7 +140,7 @@ def test_a_store_from_before_gets_the_column_and_keeps_its_passages(tmp_path: Pa
                 )
             ]
         )
-        assert [h.path for h in retrieve(store, "a browser opening", 8)] == ["docs/y.md"]
+        assert [h.path for h in retrieve(store, "a browser opening", 8).hits] == ["docs/y.md"]
     db = sqlite3.connect(path)
     db.execute("insert into passages_fts(passages_fts) values('integrity-check')")
     db.close()
@@ -166,5 +168,7 @@ def test_a_signposted_file_s_identifiers_are_searchable_by_their_words(tmp_path:
         )
         issue = IssueRow("acme/app", 1, "https://g/acme/app/-/issues/1", "t", ("src/retry.py",))
         store.save_issue(issue, [verdict], {target: [code]}, None)
-        found = retrieve(store, "which policy for a backoff decides the delay to wait next?", 8)
+        found = retrieve(
+            store, "which policy for a backoff decides the delay to wait next?", 8
+        ).hits
     assert [h.path for h in found] == ["src/retry.py"]

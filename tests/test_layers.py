@@ -25,11 +25,11 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         # foundations: shapes and rules that need nothing of Scout's but each other
         "scout.errors scout.timefmt scout.safe_text scout.records scout.verdict scout.audit_records"
         " scout.doc_paths scout.kinds scout.normalise scout.environment scout.schedule"
-        " scout.toml_input scout.config scout.progress scout.table scout.identifiers",
+        " scout.toml_input scout.config scout.progress scout.table scout.identifiers scout.words",
         # where passages come from and where they are kept
         "scout.store scout.forge scout.corpus",
         # finding passages, asking a model, composing the prompt and checking its citations
-        "scout.rank scout.retrieve scout.providers scout.compose scout.expansion scout.embeddings",
+        "scout.retrieve scout.providers scout.compose scout.embeddings",
         # what Scout does with them: answers, the evaluation, the gaps and the report on them
         "scout.answer scout.hits scout.evaluation scout.gaps scout.report",
         # signpost extraction and validation, then the sweep that runs it (ingest -> signposts)

@@ -15,13 +15,14 @@ from types import ModuleType
 
 import pytest
 
-from scout import doc_paths, identifiers, normalise, retrieve, safe_text, schedule
+from scout import doc_paths, identifiers, normalise, safe_text, schedule, words
 from scout.compose import citations, prompt
 from scout.corpus import markdown, markup, passages, rst
 from scout.errors import ScoutError
 from scout.providers import offline
 from scout.providers.base import PromptPassage
 from scout.providers.schema import AnswerOutput
+from scout.retrieve import lexical, question
 from signposts import audit, diffs, docs_map, extract_norm, extract_scan, extract_text, extract_urls
 from signposts.extract import extract_issue
 from signposts.references import DocsSite, ExtractContext
@@ -149,8 +150,16 @@ MODULES: dict[str, tuple[tuple[ModuleType, ...], Callable[[str], object], dict[s
         {"a passage": "{}"},
     ),
     "retrieve": (
-        (retrieve,),
-        _quiet(lambda q: (retrieve.compounds(q), retrieve.query_terms(q), retrieve.build_query(q))),
+        (lexical, question, words),
+        _quiet(
+            lambda q: (
+                lexical.compounds(q),
+                words.query_terms(q),
+                lexical.build_query(q),
+                question.code_spans(q),
+                question.about_versions(q, words.words(q)),
+            )
+        ),
         {"a question": "{}"},
     ),
     "identifiers": (
@@ -244,7 +253,7 @@ HAND_MADE: dict[str, tuple[Callable[[str], object], Make]] = {
     "admonition title of spaces": (_split("a.md"), lambda n: "!!! note a" + " " * n + "!\n"),
     "container of spaces": (_split("a.md"), lambda n: ":::" + " " * n + "!\n"),
     "offline table rule of spaces": (offline.sentences, lambda n: " " * n + "!"),
-    "a question of one long word": (_quiet(retrieve.compounds), lambda n: "a" * n),
+    "a question of one long word": (_quiet(lexical.compounds), lambda n: "a" * n),
     "an answer of digits in an open bracket": (_answer, lambda n: "[" + "1" * n),
     "identifiers: one long token with no hump": (_words, lambda n: "a" * n),
     "identifiers: one long token of humps": (_words, lambda n: "aB" * (n // 2)),

@@ -10,15 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scout.errors import UsageError
-from scout.retrieve import (
-    MAX_QUESTION_CHARS,
-    build_query,
-    literal,
-    query_terms,
-    retrieve,
-    stem,
-)
+from scout.retrieve import retrieve
+from scout.retrieve.lexical import build_query, literal
+from scout.retrieve.question import MAX_QUESTION_CHARS
 from scout.store import Store
+from scout.words import query_terms, stem
 from tests.fakes.corpus import filler, make_store, passage
 
 
@@ -99,7 +95,7 @@ def test_limit_outside_1_to_100_is_a_usage_error(store: Store, count: int) -> No
     ids=lambda v: repr(v)[:30],
 )
 def test_hostile_questions_never_raise(store: Store, question: str) -> None:
-    hits = retrieve(store, question, 8)
+    hits = retrieve(store, question, 8).hits
     assert all(hit.score < 0 for hit in hits)
 
 
@@ -115,7 +111,7 @@ def test_any_text_is_either_searched_or_refused_as_usage(store: Store, question:
 
 
 def test_retrieval_finds_the_passage_by_stemmed_terms(store: Store) -> None:
-    hits = retrieve(store, "rotating the keys", 8)
+    hits = retrieve(store, "rotating the keys", 8).hits
     assert [(h.project, h.path, h.line_start, h.line_end) for h in hits] == [
         ("acme/config", "docs/credentials.md", 12, 30)
     ]
@@ -137,16 +133,19 @@ def test_heading_outranks_body(tmp_path: Path) -> None:
     with make_store(tmp_path, [in_body, in_heading, *filler()]) as store:
         equal = store.search('"vault"', 8, heading_weight=1.0)
         assert [h.path for h in equal] == ["docs/body.md", "docs/heading.md"]
-        assert [h.path for h in retrieve(store, "vault", 8)] == ["docs/heading.md", "docs/body.md"]
+        assert [h.path for h in retrieve(store, "vault", 8).hits] == [
+            "docs/heading.md",
+            "docs/body.md",
+        ]
 
 
 def test_terms_in_most_rows_are_noise_and_match_nothing(store: Store) -> None:
     # "subsystem" is in every filler row: FTS5 gives it no weight, so nothing is retrieved.
-    assert retrieve(store, "subsystem", 8) == []
+    assert retrieve(store, "subsystem", 8).hits == []
 
 
 def test_limit_caps_the_passages(store: Store) -> None:
-    assert len(retrieve(store, "rotate backups deploys", 2)) == 2
+    assert len(retrieve(store, "rotate backups deploys", 2).hits) == 2
 
 
 @pytest.mark.parametrize(

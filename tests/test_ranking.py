@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from scout import rank
 from scout.corpus.passages import split_document
 from scout.kinds import passage_kind
-from scout.retrieve import HEADING_WEIGHT, build_query, retrieve
+from scout.retrieve import question as asked
+from scout.retrieve import rerank as rank
+from scout.retrieve import retrieve
+from scout.retrieve.lexical import HEADING_WEIGHT, build_query
 from scout.store import PassageHit, PassageRecord, Store
 from tests.fakes.corpus import filler
 from tests.helpers.growth import assert_linear
@@ -89,12 +91,12 @@ def test_changelog_ranks_below_docs_unless_the_question_asks_about_a_release(
     )
     question = "is the social cards plugin sandboxed?"
     assert plain(store, question)[0].kind == "changelog"  # BM25 alone: the changelog line
-    hits = retrieve(store, question, 8)
+    hits = retrieve(store, question, 8).hits
     assert hits[0].kind == "docs"
     assert {h.kind for h in hits} == {"docs", "changelog"}  # moved down, not dropped
-    asked = retrieve(store, "which release sandboxed the social cards plugin?", 8)
+    asked = retrieve(store, "which release sandboxed the social cards plugin?", 8).hits
     assert asked[0].kind == "changelog"
-    assert retrieve(store, "social cards plugin sandboxed in 9.7.4?", 8)[0].kind == "changelog"
+    assert retrieve(store, "social cards plugin sandboxed in 9.7.4?", 8).hits[0].kind == "changelog"
 
 
 @pytest.mark.parametrize(
@@ -118,10 +120,10 @@ def test_a_named_project_is_favoured(store: Store, sphinx: str) -> None:
     )
     question = "add google analytics tracking to my sphinx site"
     assert plain(store, question)[0].project == "squidfunk/mkdocs-material"
-    assert retrieve(store, question, 8)[0].project == sphinx
+    assert retrieve(store, question, 8).hits[0].project == sphinx
     # Without the name, the plain order stands.
     unnamed = "add google analytics tracking to my site"
-    assert retrieve(store, unnamed, 1)[0].id == plain(store, unnamed, 1)[0].id
+    assert retrieve(store, unnamed, 1).hits[0].id == plain(store, unnamed, 1)[0].id
 
 
 def test_path_words_shared_by_projects_name_none_of_them() -> None:
@@ -163,16 +165,16 @@ def test_code_spans_are_matched_as_written(store: Store) -> None:
             *filler(),
         ]  # fmt: skip
     )
-    assert rank.code_spans("does `hugo new` take --force, or -f?") == ["hugo new", "--force", "-f"]
-    assert rank.code_spans("gl.projects.list() and exclude_patterns, a != b, not 18.8.2") == [
+    assert asked.code_spans("does `hugo new` take --force, or -f?") == ["hugo new", "--force", "-f"]
+    assert asked.code_spans("gl.projects.list() and exclude_patterns, a != b, not 18.8.2") == [
         "gl.projects.list()",
         "exclude_patterns",
         "!=",
     ]
     question = "force redirects when running the server, or --force on new content?"
-    span = next(h for h in retrieve(store, question, 8) if "--force" in h.body)
+    span = next(h for h in retrieve(store, question, 8).hits if "--force" in h.body)
     plain_rank = [h.id for h in plain(store, question)].index(span.id)
-    assert [h.id for h in retrieve(store, question, 8)].index(span.id) < plain_rank
+    assert [h.id for h in retrieve(store, question, 8).hits].index(span.id) < plain_rank
 
 
 def test_one_file_and_one_section_take_no_more_than_their_share(store: Store) -> None:
@@ -201,12 +203,12 @@ def test_one_file_and_one_section_take_no_more_than_their_share(store: Store) ->
     question = "schedule gitlab pods on tainted worker nodes with tolerations"
     top = plain(store, question, 3)
     assert all("tolerations" in h.heading for h in top)  # BM25 alone: three copies of one text
-    hits = retrieve(store, question, 4)
+    hits = retrieve(store, question, 4).hits
     copies = [h for h in hits[:3] if h.heading.endswith("tolerations")]
     assert len(copies) == 1
     assert len(hits) == 4  # the copies follow, they are not dropped
     per_file: dict[str, int] = {}
-    for hit in retrieve(store, "configure pods labels affinity node selector globals", 6)[:4]:
+    for hit in retrieve(store, "configure pods labels affinity node selector globals", 6).hits[:4]:
         per_file[hit.path] = per_file.get(hit.path, 0) + 1
     assert max(per_file.values()) <= rank.FILE_CAP
 
@@ -218,7 +220,7 @@ def test_pool_is_bm25s_exact_top(store: Store) -> None:
     )
     question = "how do I use sphinx with github pages or read the docs?"
     pool = {h.id for h in plain(store, question, rank.POOL * 2)}
-    assert {h.id for h in retrieve(store, question, 20)} <= pool
+    assert {h.id for h in retrieve(store, question, 20).hits} <= pool
 
 
 @pytest.mark.parametrize(
@@ -226,7 +228,7 @@ def test_pool_is_bm25s_exact_top(store: Store) -> None:
     ["-" * 50 + " ", "`" * 3 + "a", "a_" * 40 + " ", "a." * 40 + " ", "!=" * 20, "--x" * 30],
 )
 def test_code_spans_grow_linearly(unit: str) -> None:
-    assert_linear(lambda n: lambda: rank.code_spans(unit * n), 40)
+    assert_linear(lambda n: lambda: asked.code_spans(unit * n), 40)
 
 
 @pytest.mark.parametrize("unit", ["a-/", "ab" * 20 + "/", "_-./" * 5])
@@ -260,6 +262,6 @@ def test_project_scope_keeps_to_its_projects_whether_their_rows_are_one_run_or_n
         (["squidfunk/*"], {"squidfunk/mkdocs-material"}),
         (["sphinx-doc/sphinx", "squid*"], {"sphinx-doc/sphinx", "squidfunk/mkdocs-material"}),
     ]:
-        hits = retrieve(store, question, 20, projects=globs)
+        hits = retrieve(store, question, 20, projects=globs).hits
         assert hits and {h.project for h in hits} <= wanted
-    assert {h.project for h in retrieve(store, question, 20)} > {"sphinx-doc/sphinx"}
+    assert {h.project for h in retrieve(store, question, 20).hits} > {"sphinx-doc/sphinx"}

@@ -273,7 +273,9 @@ def test_answers_in_flight_never_exceed_the_slots(corpus: Path) -> None:
         assert all(r.json()["outcome"] == "answered" for r in responses)
         metrics = httpx.get(server.url + "/metrics").text
     spans = _spans(corpus / "claude-spans")
-    assert len(spans) == 6
+    # the first two ask for search terms (at once, each in its slot), then answer; the other
+    # four find the terms in the store's cache and only answer
+    assert len(spans) == 8
     assert _most_at_once(spans) == 2
     assert 'scout_questions_total{outcome="answered"} 6.0' in metrics
     assert "scout_answer_seconds_count 6.0" in metrics
@@ -312,6 +314,8 @@ def test_an_answer_past_the_timeout_is_a_504_and_its_slot_comes_back(corpus: Pat
     config = write_serve_config(
         corpus, "claude-local", answer_timeout=1, max_concurrent_answers=1, queue_timeout=30
     )
+    # the second question must need no model call: no search terms are asked for either
+    config.write_text(config.read_text() + '\n[retrieval]\nexpand = "off"\n')
     env = {**claude_on_path(corpus), "FAKE_CLAUDE_MODE": "hang"}
     with running(config, env=env) as server:
         slow = httpx.post(server.url + "/api/v1/ask", json={"question": "rotate keys"})

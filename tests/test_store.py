@@ -47,7 +47,27 @@ def test_a_blank_database_ends_with_the_expected_schema(tmp_path: Path) -> None:
             "and name not like 'passages_fts_%' and name not like 'sqlite_%'"
         )
     }
-    assert {"projects", "passages", "passages_fts", "questions", "gap_issues"} <= tables
+    assert {
+        "projects",
+        "passages",
+        "passages_fts",
+        "questions",
+        "gap_issues",
+        "expansion_cache",
+        "vectors",
+    } <= tables
+    assert [row[1:3] for row in db.execute("pragma table_info(expansion_cache)")] == [
+        ("question", "TEXT"),
+        ("provider", "TEXT"),
+        ("model", "TEXT"),
+        ("terms", "TEXT"),
+        ("created_at", "TEXT"),
+    ]
+    assert [row[1:3] for row in db.execute("pragma table_info(vectors)")] == [
+        ("model", "TEXT"),
+        ("key", "TEXT"),
+        ("vector", "BLOB"),
+    ]
     assert [row[1:3] for row in db.execute("pragma table_info(gap_issues)")] == [
         ("gap", "TEXT"),
         ("links", "TEXT"),
@@ -72,6 +92,7 @@ def test_a_blank_database_ends_with_the_expected_schema(tmp_path: Path) -> None:
         "url": "TEXT",
         "target": "TEXT",
         "words": "TEXT",
+        "embed_key": "TEXT",
     }
 
 
@@ -282,9 +303,10 @@ def test_the_record_types_name_the_columns_they_are_read_from(tmp_path: Path) ->
         return [row[1] for row in db.execute(f"pragma table_info({table})")]
 
     assert list(SIGNPOST_FIELDS) == columns("signposts")
-    # all but the row id and the words only the full-text index reads (scout.identifiers)
-    assert list(PASSAGE_FIELDS) == columns("passages")[1:-1]
-    assert columns("passages")[-1] == "words"
+    # all but the row id, the words only the full-text index reads (scout.identifiers) and
+    # the key of the passage's vector (scout.records.embed_key)
+    assert list(PASSAGE_FIELDS) == columns("passages")[1:-2]
+    assert columns("passages")[-2:] == ["words", "embed_key"]
     assert list(PROJECT_FIELDS) == columns("projects")
     assert list(ISSUE_FIELDS) == columns("issues")[:5]  # read_at is the store's own
     assert list(QUESTION_FIELDS) == columns("questions")[1:]  # all but the row id

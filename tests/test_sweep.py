@@ -17,6 +17,7 @@ import pytest
 
 from scout.demo.builder import EstateBuilder
 from tests.fakes.issues import kill_sweep_at, rounding_issue
+from tests.helpers.calls import recorded, with_passages
 from tests.helpers.demo import demo_estate
 from tests.helpers.run import Result, run_cli
 
@@ -305,11 +306,13 @@ def test_the_canary_is_never_inside_a_prompt_passage_of_a_model_provider(
     assert swept.code == 0, swept.stderr
     answer = scout("ask", "How are FX rates rounded in the ledger?", "--json", config=config)
     assert answer.code == 0 and CANARY not in answer.stdout
-    calls = [json.loads(line) for line in claude_bin.read_text().splitlines()]
+    calls = recorded(claude_bin)
     assert len(calls) > 10
     fenced = re.compile(r"-----BEGIN PASSAGE (\d+ \w+)-----.*?-----END PASSAGE \1-----", re.DOTALL)
     questions_with_canary = 0
-    for call in calls:
+    # a search-terms call holds the question alone, and no issue text
+    assert all(CANARY not in c["stdin"] for c in calls if c not in with_passages(calls))
+    for call in with_passages(calls):
         prompt = call["stdin"] + " ".join(call["argv"])
         passages = fenced.findall(prompt)
         for block in fenced.finditer(prompt):

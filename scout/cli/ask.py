@@ -10,6 +10,7 @@ from scout.cli.runtime import (
     Runtime,
     emit,
     json_option,
+    no_expand_option,
     pass_runtime,
     passages_option,
     project_option,
@@ -20,6 +21,7 @@ from scout.cli.runtime import (
 from scout.progress import Progress
 from scout.providers import configured_provider
 from scout.providers.base import Metered, Provider, T, Task, run_metered
+from scout.retrieve.settings import RetrievalSettings
 
 
 class _Shown:
@@ -35,7 +37,8 @@ class _Shown:
 
     def run_metered(self, task: Task[T]) -> Metered[T]:
         # metered, so the question log still gets the wrapped provider's tokens and cost
-        with self.progress.waiting(f"{self.name} is composing an answer"):
+        doing = "suggesting search terms" if task.kind == "expand" else "composing an answer"
+        with self.progress.waiting(f"{self.name} is {doing}"):
             return run_metered(self.provider, task)
 
 
@@ -44,6 +47,7 @@ class _Shown:
 @passages_option("--passages", "Passages to give the model")
 @provider_option("Who composes the answer (default: answer.provider). offline is not a model.")
 @project_option
+@no_expand_option
 @json_option
 @pass_runtime
 def ask(
@@ -52,9 +56,12 @@ def ask(
     passages: int | None,
     provider: str | None,
     projects: tuple[str, ...],
+    no_expand: bool,
     as_json: bool,
 ) -> None:
-    """Answer QUESTION from the documentation, citing passages, or decline with a reason.
+    """Answer QUESTION from the documentation, citing passages, or decline with a reason. With
+    a model provider the model is first asked for search terms, with the question alone
+    (retrieval.expand = "auto"); --no-expand turns that off.
 
     QUESTION may be given unquoted (`scout ask How often are rates fetched`); `-` reads it from
     standard input.
@@ -71,6 +78,6 @@ def ask(
             passages=passages or settings.passages,
             provider_name=name,
             projects=projects or None,
-            expand=runtime.config.retrieval.expand == "model",
+            retrieval=RetrievalSettings.of(runtime.config, name, expand=not no_expand),
         )
     emit(result.to_json(), as_json, lambda _: render(result))

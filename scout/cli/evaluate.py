@@ -18,6 +18,7 @@ from scout.cli.runtime import (
 )
 from scout.errors import UsageError
 from scout.providers import configured_provider
+from scout.retrieve.settings import RetrievalSettings
 
 
 @click.command(name="eval")
@@ -31,7 +32,7 @@ from scout.providers import configured_provider
 @passages_option("--passages", "Passages per question")
 @click.option(
     "--expand",
-    type=click.Choice(["off", "model"]),
+    type=click.Choice(["auto", "model", "off"]),
     default=None,
     help="Query expansion for this run (default: retrieval.expand); run it both ways on one "
     "file and --compare the two to see what expansion buys and costs.",
@@ -94,7 +95,16 @@ def evaluate(
             passages=passages or settings.passages,
             model=None if name == "offline" else chosen_model,
             progress=progress,
-            expand=(expand or runtime.config.retrieval.expand) == "model",
+            retrieval=_settings(runtime, name, expand),
         )
     document = report.to_json()
     emit_rows(document["rows"], as_json, as_nl, lambda _: render.render(report), document=document)
+
+
+def _settings(runtime: Runtime, provider: str, expand: str | None) -> RetrievalSettings:
+    """The config's retrieval settings, with ``--expand`` in place of ``retrieval.expand``."""
+    config = runtime.config
+    if expand is not None:
+        retrieval = config.retrieval.model_copy(update={"expand": expand})
+        config = config.model_copy(update={"retrieval": retrieval})
+    return RetrievalSettings.of(config, provider)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import click
 
 from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
+from scout.errors import EmbeddingError
 
 
 @click.command()
@@ -37,25 +39,50 @@ def index(runtime: Runtime, rebuild: bool, as_json: bool) -> None:
     if rebuild:
         runtime.on_interrupt = f"the store at {path} is as it was: the rebuild was discarded"
     store = runtime.store(create=True, path=fresh)
+    if rebuild:
+        kept = _keep_caches(store, path)
     rules = CorpusRules(tuple(config.forge.groups), config.corpus)
     try:
         with runtime.progress() as progress:
             summary = index_estate(
                 forge, store, rules, progress=progress, docs_sites=config.docs_site
             )
-        fault = summary.fault()
-        if fault is not None:
-            raise fault
-        summary.signposts_reinstated = rejudge_rule_withdrawals(config, forge, store)
+            fault = summary.fault()
+            if fault is not None:
+                # what was read is embedded too; the forge's fault is the one to report
+                with contextlib.suppress(EmbeddingError):
+                    _embed(config, store, progress)
+                raise fault
+            summary.signposts_reinstated = rejudge_rule_withdrawals(config, forge, store)
+            embedded = _embed(config, store, progress)
     except BaseException:
         if rebuild:
             runtime.close()
             _discard(fresh)
         raise
-    result: dict[str, Any] | Any = summary
+    result: dict[str, Any] = summary.to_json()
+    if embedded is not None:
+        result["embeddings"] = embedded.to_json()
     if rebuild:
-        result = {**summary.to_json(), "previous": _swap(runtime, fresh, path)}
+        result = {**result, "kept": kept, "previous": _swap(runtime, fresh, path)}
     emit(result, as_json, lambda _: _describe(summary, result))
+
+
+def _embed(config: Any, store: Any, progress: Any) -> Any:
+    """Embed what has no vector yet (``[retrieval.embeddings]``); EmbeddingError (exit 6,
+    naming the server) keeps every batch that came back, and the passages stay searchable."""
+    from scout.embeddings.indexing import embed_configured
+
+    return embed_configured(config, store, progress=progress)
+
+
+def _keep_caches(fresh: Any, path: Path) -> dict[str, int]:
+    """What a rebuild carries over from the store it replaces: the expansion cache and the
+    passages' vectors (both keyed by content, so still true of the passages indexed again).
+    A store too damaged to read them from keeps nothing, and the rebuild goes on."""
+    if not path.exists():
+        return {"expansions": 0, "vectors": 0}
+    return dict(fresh.copy_caches(path))
 
 
 def _swap(runtime: Runtime, fresh: Path, path: Path) -> str | None:
@@ -74,9 +101,15 @@ def _discard(fresh: Path) -> None:
     discard(fresh)
 
 
-def _describe(summary: Any, result: Any) -> str:
+def _describe(summary: Any, result: dict[str, Any]) -> str:
     text = str(summary.describe())
-    if isinstance(result, dict):
+    embedded = result.get("embeddings")
+    if embedded is not None:
+        text += (
+            f"\nembedded {embedded['embedded']} passage(s) with {embedded['model']} "
+            f"in {embedded['seconds']}s"
+        )
+    if "previous" in result:
         previous = result["previous"]
         text += f"\nrebuilt the store; the previous one is kept at {previous}" if previous else ""
         text += "\nnow run `scout sweep` to read every issue again"

@@ -9,6 +9,7 @@ import sys
 import click
 
 from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
+from scout.errors import EmbeddingError
 
 
 @click.command()
@@ -26,6 +27,9 @@ def sweep(runtime: Runtime, as_json: bool) -> None:
     with runtime.progress() as progress:
         summary = sweep_once(runtime.config, forge, store, progress=progress)
     emit(summary, as_json, lambda result: result.describe())
+    if summary.embeddings_error is not None:
+        # the sweep's work is committed; the passages it added are searchable by their words
+        raise EmbeddingError(summary.embeddings_error)
 
 
 @click.command()

@@ -102,7 +102,7 @@ QUIET_HELP = "No progress display or progress lines on stderr (errors are still 
 
 def passages_option(name: str, what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A passage-count option (``--passages``, ``--limit``) in the range retrieval accepts."""
-    from scout.retrieve import MAX_PASSAGES, MIN_PASSAGES
+    from scout.retrieve.question import MAX_PASSAGES, MIN_PASSAGES
 
     return click.option(
         name,
@@ -124,6 +124,13 @@ def project_option(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 question_argument = click.argument("question", nargs=-1, required=True)
+
+no_expand_option = click.option(
+    "--no-expand",
+    is_flag=True,
+    help="Search with the question's own words only: do not ask the model for search terms "
+    "first (retrieval.expand).",
+)
 
 
 def question_text(words: tuple[str, ...]) -> str:

@@ -15,6 +15,7 @@ from scout.cli.runtime import (
     Runtime,
     emit_rows,
     json_option,
+    no_expand_option,
     pass_runtime,
     project_option,
     question_argument,
@@ -23,7 +24,7 @@ from scout.cli.runtime import (
 )
 from scout.hits import hits_json
 from scout.providers import configured_provider
-from scout.retrieve import MAX_SEARCH, MIN_PASSAGES
+from scout.retrieve.question import MAX_SEARCH, MIN_PASSAGES
 from scout.table import Column, Styled, Terminal, table
 
 
@@ -37,6 +38,7 @@ from scout.table import Column, Styled, Terminal, table
     "would give the model).",
 )
 @project_option
+@no_expand_option
 @rows_option
 @json_option
 @pass_runtime
@@ -45,28 +47,31 @@ def search(
     question: tuple[str, ...],
     limit: int | None,
     projects: tuple[str, ...],
+    no_expand: bool,
     as_nl: bool,
     as_json: bool,
 ) -> None:
-    """List the passages retrieval finds for QUESTION, best first (no answer is composed; with
-    retrieval.expand = "model" the provider is asked for search terms first).
+    """List the passages retrieval finds for QUESTION, best first. No answer is composed, but
+    with a model provider (retrieval.expand = "auto", the default) the model is asked for
+    search terms first, with the question alone; --no-expand turns that off.
 
     QUESTION may be given unquoted; `-` reads it from standard input."""
     from scout.answer import search as searching
+    from scout.retrieve.settings import RetrievalSettings
 
     asked = question_text(question)
     config = runtime.config
-    expand = None
-    if config.retrieval.expand == "model":
-        expand = functools.partial(configured_provider, config)  # a factory, called once
+    name = config.answer.provider
     found = searching(
         asked,
         store=runtime.store(),
         limit=limit or config.answer.passages,
         projects=projects or None,
-        expand=expand,
+        provider=functools.partial(configured_provider, config),  # made only if asked
+        provider_name=name,
+        retrieval=RetrievalSettings.of(config, name, expand=not no_expand),
     )
-    emit_rows(hits_json(found.hits, found.expanded), as_json, as_nl, render)
+    emit_rows(hits_json(found.hits, found), as_json, as_nl, render)
 
 
 COLUMNS = (

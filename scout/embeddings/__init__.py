@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from scout.config import EmbeddingsConfig
+
 if TYPE_CHECKING:
     import numpy
     import numpy.typing
@@ -31,3 +33,71 @@ class Embedder(Protocol):
         """The texts' vectors as a (len(texts), dimension) float32 array; ``deadline`` is a
         ``time.monotonic()`` instant the call must end by (EmbeddingError past it)."""
         ...
+
+
+MAX_VECTOR_DIMENSION = 8_192  # no sentence-embedding model has more; a reply that has is broken
+
+
+class Embeddings:
+    """The configured model as retrieval uses it: prefixes added, vectors checked and made unit
+    length (cosine is then a dot product), batches of ``batch`` texts."""
+
+    def __init__(
+        self, model: Embedder, *, query_prefix: str = "", passage_prefix: str = "", batch: int = 64
+    ) -> None:
+        self.model = model
+        self.query_prefix = query_prefix
+        self.passage_prefix = passage_prefix
+        self.batch = batch
+        # The prefix a passage is embedded with is part of what its vector means.
+        self.name = model.name + (f" passage_prefix={passage_prefix!r}" if passage_prefix else "")
+
+    def passages(
+        self, texts: Sequence[str], deadline: float | None = None
+    ) -> numpy.typing.NDArray[numpy.float32]:
+        """Unit vectors of passage texts, one row each, in order."""
+        return _unit(self.model.embed([self.passage_prefix + t for t in texts], deadline=deadline))
+
+    def query(
+        self, text: str, deadline: float | None = None
+    ) -> numpy.typing.NDArray[numpy.float32]:
+        """The unit vector of a question."""
+        vector: numpy.typing.NDArray[numpy.float32] = _unit(
+            self.model.embed([self.query_prefix + text], deadline=deadline)
+        )[0]
+        return vector
+
+
+def _unit(vectors: numpy.typing.NDArray[numpy.float32]) -> numpy.typing.NDArray[numpy.float32]:
+    import numpy
+
+    from scout.errors import EmbeddingError
+
+    if vectors.ndim != 2 or not 1 <= vectors.shape[1] <= MAX_VECTOR_DIMENSION:
+        raise EmbeddingError(f"the model returned vectors of shape {vectors.shape}")
+    if not numpy.isfinite(vectors).all():
+        raise EmbeddingError("the model returned a vector with a number that is not finite")
+    norms = numpy.linalg.norm(vectors, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise EmbeddingError("the model returned a vector of zeros")
+    unit: numpy.typing.NDArray[numpy.float32] = (vectors / norms).astype(numpy.float32)
+    return unit
+
+
+def configured(config: EmbeddingsConfig) -> Embeddings:
+    """The model ``[retrieval.embeddings]`` names; ConfigError when its extra is not installed."""
+    model: Embedder
+    if config.kind == "openai":
+        from scout.embeddings.openai_server import ServerEmbedder
+
+        model = ServerEmbedder.of(config)
+    else:
+        from scout.embeddings.fastembed_local import make
+
+        model = make(config)
+    return Embeddings(
+        model,
+        query_prefix=config.query_prefix,
+        passage_prefix=config.passage_prefix,
+        batch=config.batch,
+    )

@@ -14,6 +14,8 @@ from scout.errors import ConfigError
 
 # The figures, in table order: dotted paths into the eval JSON document.
 _SECTIONS = ("bands", "citations", "retrieval", "floor", "cost", "latency_ms")
+# Sections that runs of an older Scout lack: compared where a run has them.
+_LATER_SECTIONS = ("expansion",)
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,9 @@ def _flatten(document: dict[str, Any]) -> dict[str, Any]:
 
     for section in _SECTIONS:
         walk(section, document[section])
+    for section in _LATER_SECTIONS:
+        if isinstance(document.get(section), dict):
+            walk(section, document[section])
     return flat
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from scout.errors import UsageError
-from scout.retrieve import check_question
+from scout.retrieve.question import Question
 from scout.toml_input import TomlProblem, read_toml
 
 MAX_QUESTIONS = 10_000
@@ -101,7 +101,7 @@ def _entry(entry: Any, where: str) -> EvalQuestion:
     if not isinstance(question, str) or not question.strip():
         raise UsageError(f"{where}: `question` must be a non-empty string")
     try:
-        check_question(question)
+        Question.of(question)
     except UsageError as exc:
         raise UsageError(f"{where}: {exc}") from None
     choices = ", ".join(b.value for b in Band)

@@ -14,10 +14,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from scout.answer import Outcome
-from scout.config import Expand
 from scout.evaluation.evalfile import Band
 from scout.providers.base import Usage
 
@@ -52,6 +51,7 @@ class Row:
     usage: Usage
     latency_ms: int
     expanded: tuple[str, ...] = ()  # the model's terms retrieval searched with
+    expansion: ExpansionCall | None = None  # the expansion stage's call (None: not asked)
 
     @property
     def answered(self) -> bool:
@@ -82,7 +82,80 @@ class Row:
             "usd": self.usage.usd,
             "latency_ms": self.latency_ms,
             "expanded": list(self.expanded),
+            "expansion": None if self.expansion is None else self.expansion.to_json(),
         }
+
+
+@dataclass(frozen=True)
+class ExpansionCall:
+    """What asking a model for one question's search terms cost: its part of the row's tokens,
+    how long it took, whether the cache answered instead, and why it failed (None: it did not)."""
+
+    usage: Usage
+    ms: int
+    cached: bool
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.usage.input_tokens,
+            "output_tokens": self.usage.output_tokens,
+            "usd": self.usage.usd,
+            "ms": self.ms,
+            "cached": self.cached,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class ExpansionFigures:
+    """The expansion stage over a run: calls made, calls the cache saved, failures, and what
+    the calls cost in tokens, dollars and time (per question asked: ``per_call``)."""
+
+    asked: int
+    calls: int
+    cached: int
+    errors: int
+    input_tokens: int
+    output_tokens: int
+    usd: float | None
+    ms: LatencyFigures
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "asked": self.asked,
+            "calls": self.calls,
+            "calls_saved_by_cache": self.cached,
+            "errors": self.errors,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "input_tokens_per_call": round(self.input_tokens / self.calls, 1)
+            if self.calls
+            else None,
+            "output_tokens_per_call": round(self.output_tokens / self.calls, 1)
+            if self.calls
+            else None,
+            "usd": self.usd,
+            "ms": self.ms.to_json(),
+        }
+
+
+def expansion(rows: Sequence[Row]) -> ExpansionFigures:
+    calls = [r.expansion for r in rows if r.expansion is not None]
+    made = [c for c in calls if not c.cached]
+    total = sum((c.usage for c in made), Usage())
+    usd = None if total.usd is None else round(total.usd, 6)
+    times = [c.ms for c in made]
+    return ExpansionFigures(
+        asked=len(calls),
+        calls=len(made),
+        cached=len(calls) - len(made),
+        errors=sum(c.error is not None for c in calls),
+        input_tokens=total.input_tokens,
+        output_tokens=total.output_tokens,
+        usd=usd,
+        ms=LatencyFigures(percentile(times, 50), percentile(times, 95)),
+    )
 
 
 @dataclass(frozen=True)
@@ -228,7 +301,7 @@ class EvalReport:
     model: str | None
     k: int
     rows: tuple[Row, ...]
-    expand: Expand = "off"  # retrieval.expand of the run
+    expand: Literal["model", "off"] = "off"  # whether the run asked for a model's terms
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -249,5 +322,6 @@ class EvalReport:
             },
             "cost": cost(self.rows).to_json(),
             "latency_ms": latency(self.rows).to_json(),
+            "expansion": expansion(self.rows).to_json(),
             "rows": [r.to_json() for r in self.rows],
         }

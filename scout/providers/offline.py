@@ -17,7 +17,7 @@ from scout.errors import ProviderError
 from scout.normalise import disarm_markers
 from scout.providers.base import Metered, PromptPassage, T, Task, Usage
 from scout.providers.schema import AddressesOutput, AnswerOutput, ExpansionOutput
-from scout.retrieve import query_terms, stem, words
+from scout.words import query_terms, stem, words
 
 # Share of the question's content words one passage must contain, in its heading or its text,
 # to answer. 0.6 let a page sharing 3 of 5 words answer a question it has nothing to say about;

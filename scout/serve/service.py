@@ -31,7 +31,8 @@ from scout.errors import ProviderError, Refused, ScoutError, StoreError, UsageEr
 from scout.hits import hits_json
 from scout.providers import configured_provider
 from scout.providers.base import Metered, Provider, T, Task, run_metered
-from scout.retrieve import MAX_SEARCH, MIN_PASSAGES
+from scout.retrieve.question import MAX_SEARCH, MIN_PASSAGES
+from scout.retrieve.settings import RetrievalSettings
 from scout.safe_text import printable
 from scout.serve.limits import AnswerSlots, RateLimiter
 from scout.serve.metrics import Metrics
@@ -129,6 +130,7 @@ class Service:
         self._reads = Workers(SEARCH_THREADS, "scout-read")
         self._local = threading.local()
         self._outcomes: Counter[str] = Counter({"answered": 0, "declined": 0})
+        self._retrieval: RetrievalSettings | None = None
 
     # -- who is asking
 
@@ -254,22 +256,27 @@ class Service:
             passages=answer.passages,
             provider_name=answer.provider,
             projects=projects or None,
-            expand=self.config.retrieval.expand == "model",
+            retrieval=self.retrieval(),
         )
         return result.to_json()
 
     def _search(self, question: str, limit: int, projects: list[str]) -> list[dict[str, Any]]:
-        expand = None
-        if self.config.retrieval.expand == "model":
-            expand = lambda: _Counted(configured_provider(self.config), self.metrics)  # noqa: E731
         found = search_passages(
             question,
             store=self.store(writes=False),
             limit=limit,
             projects=projects or None,
-            expand=expand,
+            provider=lambda: _Counted(configured_provider(self.config), self.metrics),
+            provider_name=self.config.answer.provider,
+            retrieval=self.retrieval(),
         )
-        return hits_json(found.hits, found.expanded)
+        return hits_json(found.hits, found)
+
+    def retrieval(self) -> RetrievalSettings:
+        """The retrieval settings, made once (an in-process embedding model loads once)."""
+        if self._retrieval is None:
+            self._retrieval = RetrievalSettings.of(self.config, self.config.answer.provider)
+        return self._retrieval
 
     def _limit(self, limit: object) -> int:
         if limit is None or limit == "":

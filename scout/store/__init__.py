@@ -16,11 +16,13 @@ from scout import timefmt
 from scout.errors import StoreError
 from scout.records import PassageHit, PassageRecord
 from scout.store.corpus import Corpus
+from scout.store.expansions import Expansions
 from scout.store.faults import Guarded, store_fault
 from scout.store.questions import QuestionLog
 from scout.store.records import IssueRow, ProjectRow, QuestionRow, SignpostRow, SweepStatus
 from scout.store.schema import BUSY_TIMEOUT_MS, MIGRATIONS, connect, migrate, schema_version
 from scout.store.sweep import SweepState
+from scout.store.vectors import Vectors
 
 
 def now() -> str:
@@ -28,7 +30,7 @@ def now() -> str:
     return timefmt.now()
 
 
-class Store(Corpus, SweepState, QuestionLog):
+class Store(Corpus, SweepState, QuestionLog, Expansions, Vectors):
     """A Scout database. Open with :meth:`open`; every read and write goes through its methods."""
 
     @classmethod

@@ -9,17 +9,18 @@ from pathlib import Path
 
 from scout.errors import StoreError
 from scout.identifiers import batch_words
-from scout.records import PassageRecord
+from scout.records import PassageRecord, embed_key
 from scout.store.faults import Guarded
 
 # The columns are the record's fields, read by name: dataclasses.asdict deep-copies every value
 # and was an eighth of an index's CPU time (2,160 passages: 0.29 s of 2.2 s).
 _PASSAGE_COLUMNS = tuple(f.name for f in fields(PassageRecord))
-# ``words`` is not a field of the record: it is what the full-text index holds besides the
-# passage's text (``scout.identifiers``), worked out here so that no writer can leave it out.
+# ``words`` and ``embed_key`` are not fields of the record: what the full-text index holds
+# besides the passage's text (``scout.identifiers``) and the key of its vector (``embed_key``),
+# worked out here so that no writer can leave them out.
 _INSERT_PASSAGE = (
-    f"insert into passages ({', '.join(_PASSAGE_COLUMNS)}, words)"
-    f" values ({', '.join('?' for _ in _PASSAGE_COLUMNS)}, ?)"
+    f"insert into passages ({', '.join(_PASSAGE_COLUMNS)}, words, embed_key)"
+    f" values ({', '.join('?' for _ in _PASSAGE_COLUMNS)}, ?, ?)"
 )
 
 
@@ -96,5 +97,10 @@ class Connected:
         """One passage row (its FTS5 entry follows by trigger); ``words`` from
         :func:`passage_words`."""
         self._db.execute(
-            _INSERT_PASSAGE, [*(getattr(record, name) for name in _PASSAGE_COLUMNS), words]
+            _INSERT_PASSAGE,
+            [
+                *(getattr(record, name) for name in _PASSAGE_COLUMNS),
+                words,
+                embed_key(record.heading, record.body),
+            ],
         )

@@ -152,6 +152,25 @@ class Corpus(Connected):
             if rowid in found
         ]
 
+    def passage_ids(self, projects: tuple[str, ...]) -> list[int]:
+        """The row ids of ``projects``' passages."""
+        marks = ", ".join("?" for _ in projects)
+        rows = self._db.execute(
+            f"select id from passages where project in ({marks})", list(projects)
+        ).fetchall()
+        return [int(pid) for (pid,) in rows]
+
+    def passages_by_id(self, ids: list[int]) -> list[PassageHit]:
+        """The passages of row ``ids`` (those that exist), in no particular order."""
+        if not ids:
+            return []
+        marks = ", ".join("?" for _ in ids)
+        rows = self._db.execute(
+            f"select passages.id, {PASSAGE_COLUMNS} from passages where passages.id in ({marks})",
+            ids,
+        ).fetchall()
+        return [PassageHit(**by_name(PASSAGE_FIELDS, row[1:]), id=row[0]) for row in rows]
+
     def count_matches(
         self, match: str, cap: int, *, projects: tuple[str, ...] | None = None
     ) -> int:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +176,17 @@ class Guarded:
             return GuardedCursor(self.raw.execute(sql, args), self.guard)
         except (sqlite3.Error, OSError) as exc:
             raise self.guard(exc) from exc
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        try:
+            self.raw.executemany(sql, rows)
+        except (sqlite3.Error, OSError) as exc:
+            raise self.guard(exc) from exc
+
+    @property
+    def total_changes(self) -> int:
+        """Rows this connection changed since it opened."""
+        return self.raw.total_changes
 
     def set_trace_callback(self, callback: Callable[[str], object] | None) -> None:
         self.raw.set_trace_callback(callback)

@@ -271,6 +271,41 @@ def _m10_identifier_words() -> str:
         """
 
 
+def _m11_expansion_cache() -> str:
+    """A model's search terms for a question, kept so that the question asked again (in a chat
+    channel, by the next person) costs no second call. Keyed by the question as the gap backlog
+    groups it (``scout.words.question_key``), the provider and the model; bounded in rows and
+    age by ``scout.store.expansions``."""
+    return """
+        create table expansion_cache (
+            question text not null,
+            provider text not null,
+            model text not null,
+            terms text not null,
+            created_at text not null,
+            primary key (question, provider, model)
+        );
+        create index expansion_cache_age on expansion_cache(created_at);
+        """
+
+
+def _m12_vectors() -> str:
+    """Sentence-embedding vectors of passages (``[retrieval.embeddings]``), by model and by the
+    hash of the text embedded (``scout.records.embed_key``), not by passage: a project indexed
+    again gets new passage rows, and its unchanged sections keep their vectors. ``embed_key``
+    of passages written before this is filled in by the next ``scout index`` that embeds."""
+    return """
+        alter table passages add column embed_key text;
+        create index passages_embed_key on passages(embed_key);
+        create table vectors (
+            model text not null,
+            key text not null,
+            vector blob not null,
+            primary key (model, key)
+        ) without rowid;
+        """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     _m1_corpus,
     _m2_questions,
@@ -282,6 +317,8 @@ MIGRATIONS: list[Callable[[], str]] = [
     _m8_gap_loop,
     _m9_question_expansion,
     _m10_identifier_words,
+    _m11_expansion_cache,
+    _m12_vectors,
 ]
 
 

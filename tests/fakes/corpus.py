@@ -87,12 +87,15 @@ def make_store(directory: Path, records: list[PassageRecord] | None = None) -> S
     return store
 
 
-def write_config(directory: Path, provider: str = "offline") -> Path:
+def write_config(directory: Path, provider: str = "offline", *, expand: str | None = None) -> Path:
+    """A config for the test estate; ``expand`` sets ``[retrieval] expand`` (default: the
+    config's default, "auto": a model provider is asked for search terms first)."""
     config = directory / "scout.toml"
+    retrieval = "" if expand is None else f'\n[retrieval]\nexpand = "{expand}"\n'
     config.write_text(
         '[forge]\nkind = "local"\nurl = "https://gitlab.acme.example"\npath = "estate"\n'
         'groups = ["acme"]\n\n'
-        f'[answer]\nprovider = "{provider}"\n\n[store]\npath = "scout.db"\n',
+        f'[answer]\nprovider = "{provider}"\n\n[store]\npath = "scout.db"\n{retrieval}',
         encoding="utf-8",
     )
     return config

@@ -19,7 +19,8 @@ The record line also lists the names (never the values) of the environment varia
 
 In success mode, ``FAKE_CLAUDE_BY_QUESTION`` (a JSON object) picks the structured output by the
 first of its keys found in the prompt on stdin, so one run can answer each question differently;
-without a matching key, ``FAKE_CLAUDE_OUTPUT`` or the default applies.
+without a matching key, ``FAKE_CLAUDE_OUTPUT`` or the default for the task's schema applies
+(an answer, an addresses judgement, or search terms no test corpus uses).
 
 ``FAKE_CLAUDE_DELAY`` (seconds) slows every reply down, like a model at work; the fake's pid is
 appended to the file named by ``FAKE_CLAUDE_PIDS`` while it runs, so tests can see it die, and
@@ -40,6 +41,9 @@ DEFAULT_ANSWER = {
     "reason": "",
 }
 DEFAULT_ADDRESSES = {"addresses": True, "reason": "the passage gives the steps"}
+# Search terms for [retrieval] expand (on by default with a model): words no test corpus uses,
+# so a test about something else ranks as it would by the question's words.
+DEFAULT_TERMS = {"terms": ["zzfaketerm", "qqfaketerm"]}
 
 
 def _schema(argv: list[str]) -> dict:
@@ -114,6 +118,8 @@ def main() -> int:
         output = json.loads(os.environ["FAKE_CLAUDE_OUTPUT"])
     elif "addresses" in _schema(argv).get("properties", {}):
         output = DEFAULT_ADDRESSES
+    elif "terms" in _schema(argv).get("properties", {}):
+        output = DEFAULT_TERMS
     else:
         output = DEFAULT_ANSWER
     if mode == "echo":

@@ -23,6 +23,10 @@ DEFAULT_OUTPUT = {
     "reason": "",
 }
 
+# Search terms (``[retrieval] expand``, on by default with a model), for a request whose schema
+# asks for ``terms``: words no test corpus uses, so tests about answers rank as they would.
+DEFAULT_TERMS = {"terms": ["zzfaketerm", "qqfaketerm"]}
+
 _ERRORS = {
     "429": (429, "rate_limit_error", "Number of request tokens has exceeded your rate limit"),
     "500": (500, "api_error", "Internal server error"),
@@ -58,6 +62,22 @@ def send_json(
         handler.wfile.write(body)
     except (BrokenPipeError, ConnectionResetError):
         pass  # the client gave up (a timeout test): nothing to do
+
+
+def _asks_for_terms(request: dict[str, Any]) -> bool:
+    """Whether a request's structured output schema has a ``terms`` property."""
+
+    def walk(node: Any) -> bool:
+        if isinstance(node, dict):
+            props = node.get("properties")
+            if isinstance(props, dict) and "terms" in props:
+                return True
+            return any(walk(value) for value in node.values())
+        if isinstance(node, list):
+            return any(walk(value) for value in node)
+        return False
+
+    return walk({k: v for k, v in request.items() if k != "messages"})
 
 
 class FakeMessagesAPI:
@@ -106,6 +126,8 @@ class FakeMessagesAPI:
         if mode == "slow":
             time.sleep(self.slow_seconds)
         text = json.dumps(self.output)
+        if self.output is DEFAULT_OUTPUT and _asks_for_terms(self.requests[-1]):
+            text = json.dumps(DEFAULT_TERMS)
         if mode == "schema_invalid":
             text = json.dumps({"answer": 42})
         self._send(handler, 200, json.dumps(message(text)).encode(), {})

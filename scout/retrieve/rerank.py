@@ -1,8 +1,8 @@
-"""Re-ranking of BM25's exact top passages: what the ranking does beyond term overlap.
+"""The re-ranking stage: what the ranking does beyond term overlap and meaning.
 
-The main rule: re-ranking only re-orders a pool, the exact BM25 top ``POOL`` (``scout.retrieve``),
-with factors read from the question and the passages' own fields; it never adds a passage BM25
-did not rank, never drops one (a passage it puts back only moves behind), and every factor is a
+The main rule: re-ranking only re-orders a pool, the candidates the earlier stages found and
+fused, with factors read from the question and the passages' own fields; it never adds a passage
+no stage found, never drops one (a passage it puts back only moves behind), and every factor is a
 constant measured on realdocs-dev's ``tune`` questions (bench/realdocs_recall.py), not per question:
 
 - a changelog-kind passage (``scout.kinds``) counts ``CHANGELOG_WEIGHT`` of its score unless the
@@ -19,10 +19,8 @@ constant measured on realdocs-dev's ``tune`` questions (bench/realdocs_recall.py
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import re
-import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from scout.store import PassageHit
 
@@ -38,48 +36,6 @@ SECTION_CAP = 2
 # A word names a project when that project holds this share of the passages that use it: "hugo",
 # "sphinx", "charts" do; "docs", "site", "python" (words of project names too) do not.
 NAME_SHARE = 0.8
-MAX_SPANS = 8
-MAX_SPAN_CHARS = 64
-MAX_QUESTION_CHARS = 4_000  # as retrieve.MAX_QUESTION_CHARS: the longest question asked
-
-# A version ("18.8", "v2", "9.x") or a word about releases makes changelogs fair game.
-_VERSION = re.compile(r"\bv?\d+\.(?:\d+|x)\b|\bv\d+\b", re.IGNORECASE)
-RELEASE_WORDS = frozenset(
-    """changelog changelogs release releases released version versions deprecated deprecation
-    removed breaking""".split()
-)
-
-# Code as the question writes it: a `backticked` span, an option (--force, -n), a dotted or
-# snake_case name with letters (gl.projects.list, exclude_patterns; not 18.8.2), an operator.
-_BACKTICKED = re.compile(r"`([^`\n]{1,64})`")
-_CODE_TOKEN = re.compile(
-    r"(?<![\w-])--?[A-Za-z][\w-]{0,62}"
-    r"|[A-Za-z_][\w]{0,62}(?:[.][A-Za-z_][\w]{0,62})+(?:\(\))?"
-    r"|[A-Za-z][A-Za-z0-9]{0,62}(?:_[A-Za-z0-9]{1,62})+"
-    r"|(?<![=!<>:|&])(?:!=|==|>=|<=|:=|&&|\|\||=>|->)(?![=!<>:|&])"
-)
-
-
-def about_versions(question: str, words: Iterable[str]) -> bool:
-    """Whether the question asks about a version or a release (then changelogs rank as docs)."""
-    return bool(_VERSION.search(question)) or not RELEASE_WORDS.isdisjoint(words)
-
-
-def code_spans(question: str) -> list[str]:
-    """The code-like spans of ``question``, case-folded, longest first (at most ``MAX_SPANS``)."""
-    normal = unicodedata.normalize("NFKC", question[:MAX_QUESTION_CHARS])
-    found = itertools.chain(
-        (m.group(1) for m in _BACKTICKED.finditer(normal)),
-        (m.group() for m in _CODE_TOKEN.finditer(normal)),
-    )
-    spans: dict[str, None] = {}
-    for span in found:
-        span = span.strip().casefold()[:MAX_SPAN_CHARS]
-        if len(span) >= 2:
-            spans[span] = None
-            if len(spans) == MAX_SPANS * 4:
-                break
-    return sorted(spans, key=len, reverse=True)[:MAX_SPANS]
 
 
 def name_words(path: str) -> tuple[str, ...]:
@@ -136,7 +92,7 @@ def rerank(
     *,
     named: set[str],
     versions: bool,
-    spans: list[str],
+    spans: Sequence[str],
 ) -> list[PassageHit]:
     """The pool ``hits`` re-ordered (see the module's rules), cut to ``limit``; each hit's
     ``score`` becomes the score it was ranked by."""

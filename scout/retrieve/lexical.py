@@ -1,4 +1,5 @@
-"""From a question to the passages it is answered from: tokenising, query building, BM25 retrieval.
+"""The lexical stage: BM25 over the full-text index, exact, for a question's own words and for
+the terms a model suggested.
 
 The main rule: nothing from the question survives as FTS5 syntax. Every word becomes a double-quoted
 literal (embedded ``"`` doubled) and the literals are joined with OR, so ``NOT``, ``NEAR(``, ``*``,
@@ -17,19 +18,16 @@ fast path that assumed otherwise missed the full ranking's top 8 on one question
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
-from scout import rank
-from scout.errors import UsageError
+from scout.retrieve.question import Question
 from scout.store import PassageHit, Store
+from scout.words import CONTRACTION, MAX_QUERY_TERMS, MAX_WORD_CHARS, STOPWORDS, words
 
-MAX_QUESTION_CHARS = 4_000
-MIN_PASSAGES, MAX_PASSAGES = 1, 20
-MAX_SEARCH = 100  # `scout search --limit`: deeper lists, for diagnosis
 # Headings name what a section is about; a question term in a heading says more than one in prose.
 # But a heading is the section's whole path ("Page > Part > Section"), so a page title's words are
 # in every section's heading: at 5 (chosen on generated pages) they drowned the sections' own
@@ -45,80 +43,115 @@ MIN_RARE_ROWS = 2_000
 # Rows fetched per passage wanted, so that copies of one section can be dropped (see _distinct).
 DUPLICATE_ROOM = 2
 MAX_FETCH = 640  # a section copied more often than this leaves the list short
-# Bounds the MATCH expression: FTS5's cost grows with every OR'd term.
-MAX_QUERY_TERMS = 48
-MAX_WORD_CHARS = 64
-MAX_GLOB_CHARS = 512
 # A model's suggested terms count this share of what the question's own words count (contract:
 # "ranked below the question's own words").
 EXPANSION_WEIGHT = 0.5
 
-# Unicode-aware: letters, digits and marks of any script; underscores split words.
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
-STOPWORDS = frozenset(
-    """a an and are aren as at be by can could did didn do does doesn don for from has have how i
-    if in into is isn it its me my of on or our should so than that the their them then there
-    these they this to was we were what when where which who why will with would you your""".split()
-)
+@dataclass
+class Terms:
+    """A question's search terms in one store, and how many rows each matches (counted once).
 
-
-def words(text: str) -> list[str]:
-    """The words of ``text``, case-folded and NFKC-normalised, in order (repeats kept)."""
-    normal = unicodedata.normalize("NFKC", text).casefold()
-    return [w[:MAX_WORD_CHARS] for w in _WORD.findall(normal)]
-
-
-# The tail of "component's", "don't", "we'll": FTS5 splits it off as a word of its own ("s",
-# "t"), which every passage with a possessive matches.
-_CONTRACTION = re.compile(r"['\u2019](?:s|t|re|ve|ll|d|m)\b", re.IGNORECASE)
-
-
-def content_words(question: str) -> list[str]:
-    """The question's distinct words that say what it is about, in order: no stop words, no
-    contraction tails ("what's" is "what", a stop word). The gap backlog groups by these."""
-    return [w for w in _distinct_words(question) if w not in STOPWORDS]
-
-
-def query_terms(question: str) -> list[str]:
-    """Distinct words worth searching for: stop words go unless nothing else is left."""
-    return (content_words(question) or _distinct_words(question))[:MAX_QUERY_TERMS]
-
-
-def _distinct_words(question: str) -> list[str]:
-    return list(dict.fromkeys(words(_CONTRACTION.sub("", question))))
-
-
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "es", "ed", "er", "ly", "s")
-
-
-# The offline provider stems every word of every passage it reads; most words repeat.
-@functools.lru_cache(maxsize=8192)
-def stem(word: str) -> str:
-    """A light suffix-stripping stem, enough to make "rotating keys" meet "rotate key".
-
-    Why a second stemmer beside FTS5's porter (which BM25 matches on): this one keys what is
-    kept, gap groups and their stored issue links (``gap_issues.gap`` is ``gaps.normalise``), and
-    what the offline provider's answers are built from; moving them to porter re-keys every
-    stored gap, which wants a migration of its own. Measured with ``bench/stemmers.py`` (CPU,
-    this machine under load): porter, reached through an FTS5 table, costs 3x this per word
-    (4.2 against 1.4 us) and groups more word pairs correctly on the test realdocs (389 pairs
-    against 331, 286 in common), so it is the one to move to with that migration.
+    ``own`` are the question's words and the spellings of them the corpus uses
+    (:func:`variants`); ``extra`` the model's suggested terms that are not among them.
     """
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            if suffix == "s" and word.endswith(("ss", "us", "is")):
-                break
-            base = word[: -len(suffix)]
-            if suffix in ("ies", "ied"):
-                return base + "y"
-            return _drop_e(base)
-    return _drop_e(word)
+
+    store: Store
+    question: Question
+    budget: int | None = None  # rows the first stage may rank (None: ``rare_budget``)
+    total: int = 0
+    own: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    _indexed: dict[str, bool] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        store: Store,
+        question: Question,
+        expanded: Sequence[str] = (),
+        budget: int | None = None,
+    ) -> Terms:
+        terms = cls(store, question, budget, store.passage_count())
+        own = list(question.terms)
+        terms.own = [*own, *variants(question.text, own, terms.count, terms.present)][
+            :MAX_QUERY_TERMS
+        ]
+        extra = [t for t in expansion_terms(expanded) if t not in terms.own]
+        terms.extra = extra[: MAX_QUERY_TERMS - len(terms.own)]
+        for term in [*terms.own, *terms.extra]:
+            terms.count(literal(term))
+        return terms
+
+    def count(self, match: str) -> int:
+        """Rows matching an FTS5 literal; a term in more than half the rows has FTS5's floor
+        idf, so no count needs to go further."""
+        if match not in self.counts:
+            self.counts[match] = self.store.count_matches(match, self.total // 2 + 1)
+        return self.counts[match]
+
+    def present(self, match: str) -> bool:
+        """Whether a word is indexed at all: one row answers it, however common the word."""
+        if match in self.counts:
+            return self.counts[match] > 0
+        if match not in self._indexed:
+            self._indexed[match] = self.store.count_matches(match, 1) > 0
+        return self._indexed[match]
+
+    def live(self, terms: Sequence[str]) -> list[str]:
+        """``terms`` that match something (the others add nothing to any score)."""
+        return [term for term in terms if self.counts[literal(term)]]
+
+    def ranked(
+        self, terms: list[str], depth: int, within: tuple[str, ...] | None
+    ) -> list[PassageHit]:
+        """The exact BM25 top ``depth`` distinct passages of ``terms`` (in ``within``)."""
+        total = self.total
+        budget = self.budget
+        if budget is None:
+            budget = rare_budget(total) if total > MIN_RARE_ROWS else total
+        counts = {term: self.counts[literal(term)] for term in terms}
+        return _pool(self.store, terms, counts, total, budget, depth, within)
 
 
-def _drop_e(word: str) -> str:
-    # "rotate" and "rotat(ing)" must meet, so a final e goes too.
-    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+def own_words(
+    terms: Terms, depth: int, scopes: Sequence[tuple[str, ...] | None]
+) -> list[PassageHit]:
+    """The question's own words' BM25 ranking: the exact top ``depth`` distinct passages in
+    each of ``scopes`` (the asked-for projects, then those the question names), joined."""
+    return _ranked(terms, terms.live(terms.own), depth, scopes)
+
+
+def with_expansion(
+    terms: Terms,
+    own: list[PassageHit],
+    depth: int,
+    scopes: Sequence[tuple[str, ...] | None],
+) -> list[PassageHit]:
+    """The ranking with the model's terms: the top ``depth`` of all the terms at once (in each
+    of ``scopes``), joined by the own words' ranking ``own``, then scored so that the model's
+    terms count ``EXPANSION_WEIGHT`` of what the question's own words count.
+
+    Why join ``own`` before weighting: the pool ranks expansion terms as the question's own
+    words, so a weak model's terms that many passages use could fill it; what the own words
+    find alone keeps its place in the pool.
+    """
+    own_live = terms.live(terms.own)
+    live = terms.live([*terms.own, *terms.extra])
+    if len(live) == len(own_live):
+        return own
+    hits = _joined(_ranked(terms, live, depth, scopes), own)
+    return _below_own(terms.store, hits, own_live)
+
+
+def _ranked(
+    terms: Terms, live: list[str], depth: int, scopes: Sequence[tuple[str, ...] | None]
+) -> list[PassageHit]:
+    hits: list[PassageHit] = []
+    for within in scopes if live else ():
+        hits = _joined(hits, terms.ranked(live, depth, within))
+    return hits
 
 
 # A second word that makes a verb into the noun written as one word ("log in" -> "login",
@@ -139,7 +172,7 @@ def joins(question: str, terms: list[str]) -> list[tuple[str, str]]:
     """
     seen = set(terms)
     out = []
-    sequence = words(_CONTRACTION.sub("", question))
+    sequence = words(CONTRACTION.sub("", question))
     for first, second in zip(sequence, sequence[1:], strict=False):
         if not (first.isalpha() and second.isalpha()) or first in STOPWORDS:
             continue
@@ -235,24 +268,6 @@ def compounds(question: str) -> list[str]:
     return out
 
 
-def check_question(question: str) -> list[str]:
-    """Refuse a question that is too long or has no words; return its query terms."""
-    if len(question) > MAX_QUESTION_CHARS:
-        raise UsageError(
-            f"question is {len(question)} characters; the limit is {MAX_QUESTION_CHARS}: shorten it"
-        )
-    terms = query_terms(question)
-    if not terms:
-        raise UsageError("question has no words to search for: ask in words")
-    return terms
-
-
-def check_passages(count: int, most: int = MAX_PASSAGES, option: str = "--passages") -> int:
-    if not MIN_PASSAGES <= count <= most:
-        raise UsageError(f"{option} must be between {MIN_PASSAGES} and {most} (got {count})")
-    return count
-
-
 def literal(term: str) -> str:
     """One FTS5 string literal: double-quoted, embedded quotes doubled."""
     return '"' + term.replace('"', '""') + '"'
@@ -260,113 +275,12 @@ def literal(term: str) -> str:
 
 def build_query(question: str) -> str:
     """The FTS5 MATCH expression for a question: its terms as literals joined with OR."""
-    return _any(check_question(question))
+    return _any(list(Question.of(question).terms))
 
 
 def rare_budget(passages: int) -> int:
     """How many rows the first stage may rank (see :func:`_exact_top`)."""
     return max(MIN_RARE_ROWS, int(passages * RARE_SHARE))
-
-
-def retrieve(
-    store: Store,
-    question: str,
-    limit: int,
-    *,
-    budget: int | None = None,
-    projects: Sequence[str] | None = None,
-    expanded: Sequence[str] = (),
-) -> list[PassageHit]:
-    """The top ``limit`` passages for ``question``, best first, noise dropped.
-
-    The question's terms, and the spellings of them the corpus uses (:func:`variants`), are
-    ranked by BM25; the exact top ``rank.POOL`` are then re-ranked (``scout.rank``). ``projects``
-    (globs on full paths) limits retrieval to the projects they match; ``expanded`` are terms a
-    model suggested for the question (``scout.expansion``), searched with its own words and
-    ranked below them. ``budget`` overrides :func:`rare_budget` (``10**9`` ranks every
-    matching row in one query: the reference the stages are measured against).
-    """
-    check_passages(limit, MAX_SEARCH, "--limit")
-    terms = check_question(question)
-    scope = _scope(store, projects)
-    total = store.passage_count()
-    # A term in more than half the rows has FTS5's floor idf, so no count needs to go further.
-    cap = total // 2 + 1
-    counted: dict[str, int] = {}
-    indexed: dict[str, bool] = {}
-
-    def count(match: str) -> int:
-        if match not in counted:
-            counted[match] = store.count_matches(match, cap)
-        return counted[match]
-
-    def present(match: str) -> bool:
-        # Whether a word is indexed at all: one row answers it, however common the word.
-        if match in counted:
-            return counted[match] > 0
-        if match not in indexed:
-            indexed[match] = store.count_matches(match, 1) > 0
-        return indexed[match]
-
-    own = [*terms, *variants(question, terms, count, present)][:MAX_QUERY_TERMS]
-    extra = [t for t in expansion_terms(expanded) if t not in own][: MAX_QUERY_TERMS - len(own)]
-    counts = {term: count(literal(term)) for term in [*own, *extra]}
-    # Terms that match nothing add nothing to any score.
-    live = [term for term in [*own, *extra] if counts[term]]
-    if not live:
-        return []
-    if budget is None:
-        budget = rare_budget(total) if total > MIN_RARE_ROWS else total
-    pool = max(limit, rank.POOL)
-    hits = _pool(store, live, counts, total, budget, pool, scope)
-    asked = words(question)
-    named = rank.named_projects(
-        asked,
-        scope if scope is not None else store.project_names(),
-        lambda word, project: _share(store, literal(word), project, count(literal(word))),
-    )
-    if named and (scope is None or not named.issuperset(scope)):
-        within = tuple(sorted(named))
-        hits = _joined(hits, _pool(store, live, counts, total, budget, pool, within))
-    own_live = [term for term in own if counts[term]]
-    if len(own_live) < len(live):
-        # The pool above ranks expansion terms as the question's own words, so a weak model's
-        # terms that many passages use could fill it; the own words' pool joins it before the
-        # terms are weighted down, and what those words find alone keeps its place.
-        if own_live:
-            hits = _joined(hits, _pool(store, own_live, counts, total, budget, pool, scope))
-        hits = _below_own(store, hits, own_live)
-    return rank.rerank(
-        hits,
-        limit,
-        named=named,
-        versions=rank.about_versions(question, asked),
-        spans=rank.code_spans(question),
-    )
-
-
-def _scope(store: Store, projects: Sequence[str] | None) -> tuple[str, ...] | None:
-    """The indexed projects ``projects`` (globs) match; None for no limit. A glob that matches
-    nothing is a usage error: a typo must not look like "nothing matched"."""
-    if not projects:
-        return None
-    for glob in projects:
-        if not glob.strip() or len(glob) > MAX_GLOB_CHARS:
-            raise UsageError(
-                f"--project must be a glob on project paths of 1 to {MAX_GLOB_CHARS} characters"
-            )
-    scope = store.project_names(projects)
-    missing = [glob for glob in projects if not store.project_names([glob])]
-    if missing:
-        raise UsageError(f"--project {missing[0]!r} matches no indexed project")
-    return scope
-
-
-def _share(store: Store, match: str, project: str, total: int) -> float:
-    """The share of the rows matching ``match`` that are ``project``'s (for naming)."""
-    if not total:
-        return 0.0
-    return store.count_matches(match, total, projects=(project,)) / total
 
 
 def _pool(

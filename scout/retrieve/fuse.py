@@ -1,0 +1,58 @@
+"""The fusion stage: one ranking from the candidate lists the earlier stages made.
+
+The lists are the lexical one (BM25 of the question's own words, with a model's terms when
+expansion ran) and the dense one (nearest in meaning). A passage's fused score is a weighted sum
+over the lists that hold it of ``weight / (RRF_K + rank)`` (reciprocal rank fusion, Cormack,
+Clarke and Buettcher 2009): ranks, not scores, because BM25 and cosine are on scales that say
+nothing about each other. The constants are measured on realdocs-dev's ``tune`` questions
+(bench/realdocs_fusion.py) and reported on ``check``, the originals and ``transfer``.
+
+Each fused passage keeps its rank in each list (``lexical_rank``, ``dense_rank``) and its BM25
+score, so ``scout search --json`` can show why it is where it is. A single list is passed on as
+it is: with no embeddings, retrieval is exactly the lexical ranking.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from scout.store import PassageHit
+
+RRF_K = 60
+LEXICAL_WEIGHT = 1.0
+DENSE_WEIGHT = 1.0
+
+
+def ranked(hits: list[PassageHit], *, dense: bool) -> list[PassageHit]:
+    """``hits`` (best first) marked with their rank in that list, and, for the lexical list,
+    with their BM25 score."""
+    if dense:
+        return [dataclasses.replace(h, dense_rank=n) for n, h in enumerate(hits, 1)]
+    return [dataclasses.replace(h, lexical_rank=n, bm25=h.score) for n, h in enumerate(hits, 1)]
+
+
+def fuse(lexical: list[PassageHit], dense: list[PassageHit]) -> list[PassageHit]:
+    """One ranking of both lists (each best first), best first; scores are negative, lower
+    better, as BM25's are, so the re-ranking's factors apply to them unchanged."""
+    lexical, dense = ranked(lexical, dense=False), ranked(dense, dense=True)
+    if not dense:
+        return lexical
+    if not lexical:
+        return dense
+    merged: dict[int, PassageHit] = {hit.id: hit for hit in lexical}
+    for hit in dense:
+        held = merged.get(hit.id)
+        merged[hit.id] = (
+            hit if held is None else dataclasses.replace(held, dense_rank=hit.dense_rank)
+        )
+    fused = [dataclasses.replace(hit, score=-_score(hit)) for hit in merged.values()]
+    return sorted(fused, key=lambda h: (h.score, h.id))
+
+
+def _score(hit: PassageHit) -> float:
+    score = 0.0
+    if hit.lexical_rank is not None:
+        score += LEXICAL_WEIGHT / (RRF_K + hit.lexical_rank)
+    if hit.dense_rank is not None:
+        score += DENSE_WEIGHT / (RRF_K + hit.dense_rank)
+    return score
