@@ -10,8 +10,8 @@ config's ``[retrieval.embeddings]`` with ``--dense``; run ``scout index`` with t
 are computed once for each depth retrieval would compute them at, and every combination of the
 ``--set`` constants (of ``scout.retrieve`` and its stage modules: ``RRF_K``, ``DENSE_WEIGHT``,
 ``KEEP_OWN``, ``DENSE_DEPTH``, ``LEXICAL_DEPTH``, ``CHANGELOG_WEIGHT``...) is then applied to the
-fusion and re-ranking of those lists (``scout.retrieve.ranking``), as retrieval would. Per split (and per
-overlap class with ``--by-class``): recall@8, MRR, recall@20, and the questions gained and lost
+fusion and re-ranking of those lists (``scout.retrieve.ranking``), as retrieval would. Per split
+(and per overlap class with ``--by-class``): recall@8, MRR, recall@20, and the questions gained and lost
 against the own words alone (``lost`` is the number that matters: a question the question's
 own words found in the top 8 that the fused ranking lost), and, with both lists, against
 expansion alone.
