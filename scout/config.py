@@ -432,4 +432,10 @@ def _resolve_paths(config: Config) -> Config:
     if embeddings is not None and embeddings.cache_dir and not embeddings.cache_dir.is_absolute():
         embeddings = embeddings.model_copy(update={"cache_dir": (base / embeddings.cache_dir)})
         retrieval = retrieval.model_copy(update={"embeddings": embeddings})
+    if embeddings is not None and embeddings.kind == "fastembed":
+        # model is a name fastembed lists or a folder: a relative folder is the config's
+        model = Path(embeddings.model).expanduser()
+        if not model.is_absolute() and (base / model).is_dir():
+            embeddings = embeddings.model_copy(update={"model": str((base / model).resolve())})
+            retrieval = retrieval.model_copy(update={"embeddings": embeddings})
     return config.model_copy(update={"forge": forge, "store": store, "retrieval": retrieval})
