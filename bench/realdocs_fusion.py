@@ -4,17 +4,17 @@
         [--expanded TERMS] [--dense] [--noise mix|bad] [--set NAME=V1,V2 ...] [--split S]
         [--questions-out FILE]
 
-Each question's candidate lists (``scout.retrieve.candidates``: the own words' BM25 list, the
-list with a model's recorded terms when ``--expanded`` gives them, the dense list of the
-config's ``[retrieval.embeddings]`` with ``--dense``; run ``scout index`` with that config first)
-are computed once for each depth retrieval would compute them at, and every combination of the
+Each question's candidate lists (``scout.retrieve.candidates``: the own words' BM25 list, the list
+with a model's recorded terms when ``--expanded`` gives them, the dense list of the config's
+``[retrieval.embeddings]`` with ``--dense``; run ``scout index`` with that config first) are
+computed once for each depth retrieval would compute them at, and every combination of the
 ``--set`` constants (of ``scout.retrieve`` and its stage modules: ``RRF_K``, ``DENSE_WEIGHT``,
 ``KEEP_OWN``, ``DENSE_DEPTH``, ``LEXICAL_DEPTH``, ``CHANGELOG_WEIGHT``...) is then applied to the
 fusion and re-ranking of those lists (``scout.retrieve.ranking``), as retrieval would. Per split
-(and per overlap class with ``--by-class``): recall@8, MRR, recall@20, and the questions gained and lost
-against the own words alone (``lost`` is the number that matters: a question the question's
-own words found in the top 8 that the fused ranking lost), and, with both lists, against
-expansion alone.
+(and per overlap class with ``--by-class``): recall@8, MRR, recall@20, and the questions gained and
+lost against the own words alone (``lost`` is the number that matters: a question the question's
+own words found in the top 8 that the fused ranking lost), and, with both lists, against expansion
+alone.
 
 ``--noise`` replaces half (``mix``) or all (``bad``) of each question's recorded terms with
 another question's, drawn with a fixed seed: how much a weak model's terms can cost.
