@@ -79,6 +79,26 @@ class SafeFormatter(logging.Formatter):
         return stamp(datetime.fromtimestamp(record.created, UTC))
 
 
+# A log record whose ``extra`` holds this key is written once per handler (a command, or the
+# server's whole run) for each value: a failing model's stage says so once, not per question.
+ONCE = "scout_once"
+
+
+class _Once(logging.Filter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[object] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = getattr(record, ONCE, None)
+        if key is None:
+            return True
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+
 def configure_logging(level: int = logging.WARNING, fmt: str = "%(message)s") -> logging.Handler:
     """Route every log record, and every Python warning, to stderr through SafeFormatter.
 
@@ -91,6 +111,7 @@ def configure_logging(level: int = logging.WARNING, fmt: str = "%(message)s") ->
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(SafeFormatter(fmt))
+    handler.addFilter(_Once())
     handler.set_name(_HANDLER_NAME)
     root = logging.getLogger()
     for old in [h for h in root.handlers if h.get_name() == _HANDLER_NAME]:

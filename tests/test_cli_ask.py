@@ -280,7 +280,8 @@ def test_subprocess_provider_failure_exits_6_and_prints_no_answer(
     tmp_path: Path, claude_env: dict[str, str], mode: str, stderr: str
 ) -> None:
     make_store(tmp_path).close()
-    config = write_config(tmp_path, provider="claude-local")
+    # the answer call's failure alone (a failing expansion is tests/test_expansion_default.py's)
+    config = write_config(tmp_path, provider="claude-local", expand="off")
     done = run_scout(
         config, {**claude_env, "FAKE_CLAUDE_MODE": mode}, "ask", "rotate keys", "--json"
     )

@@ -29,6 +29,7 @@ from scout.retrieve import fuse, lexical, rerank
 from scout.retrieve.expansion import Expand, Expansion
 from scout.retrieve.lexical import literal
 from scout.retrieve.question import MAX_SEARCH, Question, check_passages
+from scout.safe_text import ONCE
 from scout.store import PassageHit, Store
 
 if TYPE_CHECKING:
@@ -159,6 +160,12 @@ def candidates(
     own = lexical.own_words(terms, depth, scopes)
     words = lexical.with_expansion(terms, own, depth, scopes) if terms.extra else own
     near, dense_error = _dense(store, embeddings, asked, within, deadline)
+    if expansion is not None and expansion.error is not None:
+        _say_once(
+            ("expansion", expansion.error),
+            f"scout: no search terms from the model ({expansion.error}: "
+            f"{expansion.detail or 'no detail'}); searching with the question's own words",
+        )
     return Candidates(
         asked, own, words, near, named, expansion, dense_error, dense=embeddings is not None
     )
@@ -217,9 +224,19 @@ def _dense(
     try:
         nearest = dense.nearest(store, embeddings, question.text, DENSE_DEPTH, within, deadline)
     except EmbeddingError as exc:
-        log.debug("dense retrieval failed: %s", exc)
+        _say_once(
+            ("dense", "unavailable"),
+            f"scout: no vector for the question ({exc}); searching by words alone",
+        )
         return [], "unavailable"
     return dense.hits(store, nearest), None
+
+
+def _say_once(what: tuple[str, str], line: str) -> None:
+    """A model stage's failure, on stderr once a command (once a process for the server:
+    ``scout.safe_text.ONCE``): a server that keeps failing would otherwise write a line per
+    question (``/metrics`` counts every one)."""
+    log.warning("%s", line, extra={ONCE: what})
 
 
 def scope(store: Store, projects: Sequence[str] | None) -> tuple[str, ...] | None:

@@ -108,6 +108,7 @@ class Expansion:
     cached: bool = False
     calls: int = 0  # provider calls made (0: cached, or not asked)
     seconds: float = 0.0
+    detail: str = ""  # what failed, for the log (never shown to an asker)
 
 
 Expand = Callable[[str, "float | None"], Expansion]
@@ -168,18 +169,18 @@ class Expander:
         )
         try:
             metered = run_metered(self.provider(), task)
-        except ProviderTimeout:
-            return self._failed("timeout", started)
+        except ProviderTimeout as exc:
+            return self._failed("timeout", started, detail=str(exc))
         except ProviderError as exc:
             if task.deadline is not None and time.monotonic() >= task.deadline:
-                return self._failed("timeout", started)
-            log.debug("expansion failed: %s", exc)
-            return self._failed("provider_failed", started)
+                return self._failed("timeout", started, detail=str(exc))
+            return self._failed("provider_failed", started, detail=str(exc))
         seconds = time.monotonic() - started
         if task.deadline is not None and time.monotonic() > task.deadline:
             # A provider that does not keep deadlines itself: its late terms are not used, so
             # a slow model costs every question the same, and the cache keeps nothing late.
-            return self._failed("timeout", started, metered.usage)
+            late = f"the reply took {seconds:.1f} s, past expansion's {self.timeout:g} s"
+            return self._failed("timeout", started, metered.usage, late)
         terms = clean_terms(list(metered.output.terms), question)
         self._keep(key, terms)
         return Expansion(tuple(terms), metered.usage, calls=1, seconds=seconds)
@@ -201,9 +202,16 @@ class Expander:
             log.debug("expansion cache not written: %s", exc)
 
     @staticmethod
-    def _failed(code: str, started: float, usage: Usage | None = None) -> Expansion:
+    def _failed(
+        code: str, started: float, usage: Usage | None = None, detail: str = ""
+    ) -> Expansion:
         return Expansion(
-            None, usage or Usage(), error=code, calls=1, seconds=time.monotonic() - started
+            None,
+            usage or Usage(),
+            error=code,
+            calls=1,
+            seconds=time.monotonic() - started,
+            detail=detail,
         )
 
 
