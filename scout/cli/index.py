@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
-from scout.errors import EmbeddingError
+from scout.errors import EmbeddingError, UsageError
 
 
 @click.command()
@@ -20,9 +20,15 @@ from scout.errors import EmbeddingError
     help="Index into a fresh store and put it in place of the old one, which is kept aside as "
     "PATH.before-rebuild-TIME (for a damaged store; run `scout sweep` after it).",
 )
+@click.option(
+    "--reembed",
+    is_flag=True,
+    help="Embed every passage again ([retrieval.embeddings]): for a model that changed under "
+    "the same name (a new version pulled, another dimension).",
+)
 @json_option
 @pass_runtime
-def index(runtime: Runtime, rebuild: bool, as_json: bool) -> None:
+def index(runtime: Runtime, rebuild: bool, reembed: bool, as_json: bool) -> None:
     """Index every qualifying project whose default-branch head moved since last time."""
     from ingest.recheck import rejudge_rule_withdrawals
     from scout.corpus.index import index_estate
@@ -33,6 +39,8 @@ def index(runtime: Runtime, rebuild: bool, as_json: bool) -> None:
         "the project being indexed keeps its previous passages"
     )
     config = runtime.config
+    if reembed and config.retrieval.embeddings is None:
+        raise UsageError("--reembed: the config has no [retrieval.embeddings] to embed with")
     forge = runtime.forge()
     path = config.store.path
     fresh = path.with_name(f".{path.name}.rebuild-{os.getpid()}") if rebuild else path
@@ -51,10 +59,10 @@ def index(runtime: Runtime, rebuild: bool, as_json: bool) -> None:
             if fault is not None:
                 # what was read is embedded too; the forge's fault is the one to report
                 with contextlib.suppress(EmbeddingError):
-                    _embed(config, store, progress)
+                    _embed(config, store, progress, reembed)
                 raise fault
             summary.signposts_reinstated = rejudge_rule_withdrawals(config, forge, store)
-            embedded = _embed(config, store, progress)
+            embedded = _embed(config, store, progress, reembed)
     except BaseException:
         if rebuild:
             runtime.close()
@@ -68,12 +76,13 @@ def index(runtime: Runtime, rebuild: bool, as_json: bool) -> None:
     emit(result, as_json, lambda _: _describe(summary, result))
 
 
-def _embed(config: Any, store: Any, progress: Any) -> Any:
-    """Embed what has no vector yet (``[retrieval.embeddings]``); EmbeddingError (exit 6,
-    naming the server) keeps every batch that came back, and the passages stay searchable."""
+def _embed(config: Any, store: Any, progress: Any, again: bool) -> Any:
+    """Embed what has no vector yet (``[retrieval.embeddings]``; ``again``: everything);
+    EmbeddingError (exit 6, naming the server) keeps every batch that came back, and the
+    passages stay searchable."""
     from scout.embeddings.indexing import embed_configured
 
-    return embed_configured(config, store, progress=progress)
+    return embed_configured(config, store, progress=progress, again=again)
 
 
 def _keep_caches(fresh: Any, path: Path) -> dict[str, int]:

@@ -57,9 +57,11 @@ def embed_passages(
     *,
     progress: Progress | None = None,
     stop: threading.Event | None = None,
+    again: bool = False,
 ) -> EmbedSummary:
-    """Embed every passage that has no vector for ``embeddings``' model; EmbeddingError (after
-    keeping every batch that came back) when the model fails."""
+    """Embed every passage that has no vector for ``embeddings``' model (``again``: every
+    passage, for a model that changed under its name); EmbeddingError (after keeping every
+    batch that came back) when the model fails."""
     started = time.monotonic()
     progress = progress or Progress()
     name = embeddings.name
@@ -67,7 +69,11 @@ def embed_passages(
     store.fill_embed_keys()
     recorded = store.vector_model()
     dimension = recorded[1] if recorded is not None and recorded[0] == name else None
-    if recorded is None or recorded[0] != name:
+    if again:
+        summary.started_over = True
+        summary.removed += store.start_vectors(name, None, every=True)
+        dimension = None
+    elif recorded is None or recorded[0] != name:
         summary.started_over = recorded is not None
         summary.removed += store.start_vectors(name, None)
     summary.dimension = dimension
@@ -105,10 +111,11 @@ def embed_configured(
     *,
     progress: Progress | None = None,
     stop: threading.Event | None = None,
+    again: bool = False,
 ) -> EmbedSummary | None:
     """:func:`embed_passages` with the model ``[retrieval.embeddings]`` names (None: none)."""
     if config.retrieval.embeddings is None:
         return None
     return embed_passages(
-        store, configured(config.retrieval.embeddings), progress=progress, stop=stop
+        store, configured(config.retrieval.embeddings), progress=progress, stop=stop, again=again
     )

@@ -64,7 +64,8 @@ def nearest(
     if vector.shape != (dimension,):
         raise EmbeddingError(
             f"the question's vector has {vector.shape[-1]} dimensions, the stored passages' "
-            f"{dimension}: the model behind {embeddings.name} changed; run `scout index`"
+            f"{dimension}: the model behind {embeddings.name} changed; `scout index --reembed` "
+            "embeds every passage again"
         )
     scores = matrix.vectors @ vector
     ids = matrix.ids

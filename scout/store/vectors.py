@@ -36,11 +36,13 @@ class Vectors(Connected):
         dimension = self.setting(DIMENSION_SETTING)
         return model, int(dimension) if dimension and dimension.isdigit() else None
 
-    def start_vectors(self, model: str, dimension: int | None) -> int:
+    def start_vectors(self, model: str, dimension: int | None, *, every: bool = False) -> int:
         """Record ``model`` (and ``dimension``) as what the vectors are, removing every vector of
-        another model or dimension; how many were removed."""
+        another model or dimension (``every``: all of them); how many were removed."""
         with self.transaction():
-            removed = self._db.execute("delete from vectors where model != ?", [model]).rowcount
+            removed = self._db.execute(
+                "delete from vectors where model != ? or ?", [model, int(every)]
+            ).rowcount
             if dimension is not None:
                 removed += self._db.execute(
                     "delete from vectors where model = ? and length(vector) != ?",
