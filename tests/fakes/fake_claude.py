@@ -22,6 +22,9 @@ first of its keys found in the prompt on stdin, so one run can answer each quest
 without a matching key, ``FAKE_CLAUDE_OUTPUT`` or the default for the task's schema applies
 (an answer, an addresses judgement, or search terms no test corpus uses).
 
+``FAKE_CLAUDE_EXPAND_MODE``, when set, is the mode of the search-terms calls alone (their schema
+asks for ``terms``), so a test can break expansion and keep the answer.
+
 ``FAKE_CLAUDE_DELAY`` (seconds) slows every reply down, like a model at work; the fake's pid is
 appended to the file named by ``FAKE_CLAUDE_PIDS`` while it runs, so tests can see it die, and
 its start and end times to ``FAKE_CLAUDE_SPANS`` when it ends, so tests can count overlaps.
@@ -71,6 +74,8 @@ def main() -> int:
         with open(spans, "a", encoding="utf-8") as f:
             f.write(f"{started} {time.time()}\n")
     mode = os.environ.get("FAKE_CLAUDE_MODE", "success")
+    if "terms" in _schema(argv).get("properties", {}):
+        mode = os.environ.get("FAKE_CLAUDE_EXPAND_MODE", mode)
     envelope = {
         "type": "result",
         "subtype": "success",
