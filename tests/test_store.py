@@ -64,6 +64,7 @@ def test_a_blank_database_ends_with_the_expected_schema(tmp_path: Path) -> None:
         ("created_at", "TEXT"),
     ]
     assert [row[1:3] for row in db.execute("pragma table_info(vectors)")] == [
+        ("id", "INTEGER"),
         ("model", "TEXT"),
         ("key", "TEXT"),
         ("vector", "BLOB"),

@@ -149,7 +149,8 @@ class Vectors(Connected):
                     "terms, created_at from other.expansion_cache"
                 ).rowcount
                 copied["vectors"] = self._db.execute(
-                    "insert or ignore into vectors select model, key, vector from other.vectors"
+                    "insert or ignore into vectors (model, key, vector) "
+                    "select model, key, vector from other.vectors"
                 ).rowcount
                 self._db.execute(
                     "insert or replace into settings select key, value from other.settings "
