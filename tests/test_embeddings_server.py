@@ -21,6 +21,7 @@ from scout.demo.builder import EstateBuilder
 from scout.store import Store
 from tests.fakes.embeddings_api import FakeEmbeddings
 from tests.helpers.config import render_config
+from tests.helpers.demo import demo_estate
 from tests.helpers.run import Result
 
 KEY_ENV = "SCOUT_CANARY_EMBED_KEY"
@@ -349,3 +350,52 @@ def test_malformed_embeddings_settings_are_exit_3_naming_the_key(
     done = run(config, "search", "backups", "--json")
     assert done.code == 3, done.stderr
     assert message in done.stderr and done.stderr.count("\n") == 1
+
+
+DEMO_CONFIG = Path(__file__).parent.parent / "config" / "demo.toml"
+
+
+@pytest.mark.slow
+def test_a_sweep_embeds_the_signposted_targets_it_lets_in(tmp_path: Path) -> None:
+    demo_estate(tmp_path / "estate")
+    with FakeEmbeddings() as api:
+        config = tmp_path / "scout.toml"
+        config.write_text(
+            DEMO_CONFIG.read_text(encoding="utf-8")
+            + f'\n[retrieval.embeddings]\nkind = "openai"\nbase_url = "{api.url}"\n'
+            'model = "all-minilm"\n',
+            encoding="utf-8",
+        )
+        indexed = run(config, "index", "--json", key=None)
+        assert indexed.code == 0, indexed.stderr
+        swept = run(config, "sweep", "--json", key=None)
+        assert swept.code == 0, swept.stderr
+        summary = swept.json()
+        assert summary["accepted"] > 0
+        assert summary["embeddings"]["embedded"] > 0  # the targets' passages, and no others
+        with Store.open(tmp_path / "scout.db") as store:
+            assert store.passage_count("signpost") > 0
+            assert store.count_unembedded("openai:all-minilm") == 0
+        sent = len(api.texts)
+        assert run(config, "sweep", "--json", key=None).json()["embeddings"]["embedded"] == 0
+        assert len(api.texts) == sent
+
+
+@pytest.mark.slow
+def test_a_sweep_whose_embeddings_fail_keeps_its_verdicts_and_exits_6(tmp_path: Path) -> None:
+    demo_estate(tmp_path / "estate")
+    with FakeEmbeddings(["500"]) as api:
+        config = tmp_path / "scout.toml"
+        config.write_text(DEMO_CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
+        assert run(config, "index", key=None).code == 0
+        config.write_text(
+            config.read_text(encoding="utf-8")
+            + f'\n[retrieval.embeddings]\nkind = "openai"\nbase_url = "{api.url}"\n'
+            'model = "all-minilm"\n',
+            encoding="utf-8",
+        )
+        swept = run(config, "sweep", "--json", key=None)
+    assert swept.code == 6, swept.stderr
+    summary = swept.json()
+    assert summary["accepted"] > 0 and "failed with HTTP 500" in summary["embeddings_error"]
+    assert "failed with HTTP 500" in swept.stderr
