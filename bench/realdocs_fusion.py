@@ -46,7 +46,7 @@ DEEP = 100  # how deep the dense list is computed once; DENSE_DEPTH cuts it per 
 def modes(expanded: bool, dense: bool) -> list[str]:
     out = ["words"]
     if expanded:
-        out.append("expanded")
+        out += ["expanded", "rrf"]
     if dense:
         out.append("dense")
     if expanded and dense:
@@ -111,10 +111,13 @@ def main() -> int:
     terms = noisy(terms, args.noise)
 
     # Each question's lists, once per depth the pipeline would compute them at.
-    cache: dict[tuple[str, int, bool], Any] = {}
+    cache: dict[tuple[str, int, bool, tuple[Any, ...]], Any] = {}
+    grid: dict[str, list[float]] = {}
 
     def lists(q: dict[str, Any], depth: int, dense: bool) -> Any:
-        key = (q["id"], depth, dense)
+        # the lexical stage's constants shape the lists themselves: part of the key
+        shaping = tuple(getattr(lexical, name) for name in sorted(grid) if hasattr(lexical, name))
+        key = (q["id"], depth, dense, shaping)
         if key not in cache:
             text = q["question"]
             saved = pipeline.DENSE_DEPTH
@@ -134,11 +137,14 @@ def main() -> int:
         dense = mode in ("dense", "both")
         depth = max(limit, rerank.POOL, pipeline.LEXICAL_DEPTH if dense else 0)
         found = lists(q, depth, dense)
-        words = found.words if mode in ("expanded", "both") else found.own
+        words = found.words if mode in ("expanded", "both", "rrf") else found.own
         near = found.near[: pipeline.DENSE_DEPTH] if dense else []
+        if mode == "rrf":
+            # the candidate the issue names: the own words' and the expanded rankings fused
+            # by reciprocal rank, equal weights (the expanded list in the place of the dense)
+            return dataclasses.replace(found, words=found.own, near=found.words)
         return dataclasses.replace(found, words=words, near=near)
 
-    grid: dict[str, list[float]] = {}
     for setting in args.set:
         name, _, values = setting.partition("=")
         grid[name] = [float(v) for v in values.split(",")]
