@@ -112,7 +112,7 @@ def main() -> int:
 
     # Each question's lists, once per depth the pipeline would compute them at.
     cache: dict[tuple[str, int, bool, tuple[Any, ...]], Any] = {}
-    grid: dict[str, list[float]] = {}
+    grid: dict[str, list[Any]] = {}
 
     def lists(q: dict[str, Any], depth: int, dense: bool) -> Any:
         # the lexical stage's constants shape the lists themselves: part of the key
@@ -147,7 +147,7 @@ def main() -> int:
 
     for setting in args.set:
         name, _, values = setting.partition("=")
-        grid[name] = [float(v) for v in values.split(",")]
+        grid[name] = [_value(v) for v in values.split(",")]
     modules = (pipeline, fuse, rerank, lexical)
     per_question: list[dict[str, Any]] = []
     for combo in itertools.product(*grid.values()) if grid else [()]:
@@ -157,7 +157,7 @@ def main() -> int:
             if module is None:
                 print(f"--set: no constant {name}", file=sys.stderr)
                 return 2
-            setattr(module, name, int(value) if float(value).is_integer() else value)
+            setattr(module, name, value)
         ranks: dict[str, dict[str, tuple[int | None, int | None]]] = {}
         for q in questions:
             ranks[q["id"]] = {}
@@ -175,6 +175,15 @@ def main() -> int:
         args.questions_out.write_text(json.dumps(per_question) + "\n", encoding="utf-8")
     store.close()
     return 0
+
+
+def _value(text: str) -> Any:
+    """A ``--set`` value: a whole number, a number, or a word."""
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return int(number) if number.is_integer() else number
 
 
 def _rows(hits: list[Any]) -> list[dict[str, Any]]:

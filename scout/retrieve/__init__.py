@@ -184,8 +184,9 @@ def ranking(found: Candidates, limit: int) -> list[PassageHit]:
             spans=list(found.question.spans),
         )
 
-    hits = ordered(fuse.fuse(found.words, found.near))
-    if found.near or [h.id for h in found.words] != [h.id for h in found.own]:
+    expanded = [h.id for h in found.words] != [h.id for h in found.own]
+    hits = ordered(fuse.fuse(found.words, found.near, expanded=expanded))
+    if found.near or expanded:
         hits = keep_own(hits, ordered(fuse.ranked(found.own, dense=False))[:KEEP_OWN], limit)
     return hits
 
