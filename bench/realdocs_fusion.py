@@ -32,13 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.realdocs_recall import (
-    add_extra,
-    all_questions,
-    expanded_terms,
-    load_recall,
-    overlap_class,
-)
+from bench.realdocs_recall import add_extra, expanded_terms, overlap_class, setup
 
 DEEP = 100  # how deep the dense list is computed once; DENSE_DEPTH cuts it per combination
 
@@ -87,23 +81,12 @@ def main() -> int:
     args = parser.parse_args()
 
     import scout.retrieve as pipeline
-    from scout.config import load_config
     from scout.retrieve import expansion, fuse, lexical, rerank
-    from scout.retrieve.settings import RetrievalSettings
-    from scout.store import Store
 
-    recall = load_recall(args.realdocs)
-    config = load_config(args.config)
-    store = Store.open(config.store.path)
-    embeddings = RetrievalSettings.of(config, "offline", dense=args.dense).embeddings
+    recall, store, embeddings, questions = setup(args)
     if args.dense and embeddings is None:
         print("--dense: the config has no [retrieval.embeddings]", file=sys.stderr)
         return 2
-    questions = (
-        json.loads(args.only.read_text(encoding="utf-8"))
-        if args.only
-        else all_questions(args.realdocs, args.extra)
-    )
     questions = [q for q in questions if q.get("answerable", True)]
     if args.split:
         questions = [q for q in questions if q.get("split", "orig") == args.split]

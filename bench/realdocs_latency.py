@@ -99,8 +99,7 @@ def vector_bytes(db: Path) -> int:
     with sqlite3.connect(db) as conn:
         try:
             row = conn.execute(
-                "select sum(pgsize) from dbstat where name in ('vectors', "
-                "'vectors_key')"
+                "select sum(pgsize) from dbstat where name in ('vectors', 'vectors_key')"
             ).fetchone()
             if row and row[0]:
                 return int(row[0])

@@ -85,6 +85,24 @@ def expanded_terms(file: Path, questions: list[dict[str, Any]]) -> dict[str, lis
     return out
 
 
+def setup(args: argparse.Namespace) -> tuple[Any, Any, Any, list[dict[str, Any]]]:
+    """What both measuring tools start from: realdocs' ``recall.py``, the store of ``args.config``
+    (open), its embedding model when ``args.dense`` asks for it (None otherwise, or when the
+    config names none), and the questions (``args.only``'s, or realdocs-dev's with ``--extra``)."""
+    from scout.config import load_config
+    from scout.retrieve.settings import RetrievalSettings
+    from scout.store import Store
+
+    config = load_config(args.config)
+    embeddings = RetrievalSettings.of(config, "offline", dense=args.dense).embeddings
+    questions = (
+        json.loads(args.only.read_text(encoding="utf-8"))
+        if args.only
+        else all_questions(args.realdocs, args.extra)
+    )
+    return load_recall(args.realdocs), Store.open(config.store.path), embeddings, questions
+
+
 def summary(ranks: list[tuple[int | None, int | None]]) -> dict[str, Any]:
     """recall@8 and MRR from the top-8 list (as ask gets it), @20 and @50 from the top-50 one
     (re-ranking works on a pool at least as deep as the list asked for, so the two differ)."""
@@ -146,23 +164,10 @@ def main() -> int:
     add_extra(parser)
     args = parser.parse_args()
 
-    from scout.config import load_config
     from scout.retrieve import retrieve
     from scout.retrieve.expansion import replayed
-    from scout.retrieve.settings import RetrievalSettings
-    from scout.store import Store
 
-    recall = load_recall(args.realdocs)
-    config = load_config(args.config)
-    store = Store.open(config.store.path)
-    # The config's embedding model, when it names one and --dense asks for it.
-    embeddings = RetrievalSettings.of(config, "offline", dense=args.dense).embeddings
-
-    questions = (
-        json.loads(args.only.read_text(encoding="utf-8"))
-        if args.only
-        else all_questions(args.realdocs, args.extra)
-    )
+    recall, store, embeddings, questions = setup(args)
     terms = expanded_terms(args.expanded, questions) if args.expanded else {}
 
     def search(question: str, k: int) -> list[dict[str, Any]]:
