@@ -214,3 +214,7 @@ def test_eval_compare_sets_expansion_off_beside_on(tmp_path: Path) -> None:
     assert figures["expand"] == ("off", "model")
     assert any(name.startswith("retrieval.") for name in figures)
     assert any(name.startswith("cost.") for name in figures)
+    # what expansion cost, beside the run without it (offline: asked, no tokens)
+    assert figures["expansion.asked"] == (0, 1)
+    assert figures["expansion.calls"] == (0, 1)
+    assert figures["expansion.input_tokens_per_call"] == (None, 0.0)
