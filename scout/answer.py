@@ -208,9 +208,11 @@ def ask(
     provider_name: str,
     projects: Sequence[str] | None = None,
     expand: bool = False,
+    asker: str | None = None,
 ) -> AnswerResult:
-    """Answer ``question`` (see :func:`compose`) and log its outcome, tokens, cost and the
-    expansion terms retrieval searched with."""
+    """Answer ``question`` (see :func:`compose`) and log its outcome, tokens, cost, the
+    expansion terms retrieval searched with and who asked (``asker``: a server's client
+    identity, stored hashed; None: this machine's user, one local asker)."""
     composed = compose(
         question,
         store=store,
@@ -234,6 +236,7 @@ def ask(
         nearest=[nearest(hit) for hit in _nearest_hits(composed, question, store, passages)],
         cause=composed.cause,
         expanded=composed.expanded,
+        asker=asker,
     )
     return result
 

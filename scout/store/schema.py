@@ -271,6 +271,33 @@ def _m10_identifier_words() -> str:
         """
 
 
+def _m11_reserved() -> str:
+    """Number 11 is the retrieval restructuring's (issues 39 and 40), merged from its branch:
+    nothing here, so that the numbers after it stay theirs."""
+    return ""
+
+
+def _m12_reserved() -> str:
+    """Number 12, as 11: the retrieval restructuring's."""
+    return ""
+
+
+def _m13_question_askers() -> str:
+    """Who asked each question, so the gap backlog counts askers, not asks (one asker repeating
+    a question must not steer it), and an index to trim the log by age as it grows.
+
+    ``asker`` is a salted hash of the server's client identity (a key's digest or an address;
+    the CLI's user is one local asker), never the identity itself; the salt is drawn once per
+    store. Rows logged before have none, and count as one asker each, as they counted before.
+    """
+    return """
+        alter table questions add column asker text;
+        create index questions_asked_at on questions (asked_at);
+        insert or ignore into settings (key, value)
+            values ('asker_salt', lower(hex(randomblob(16))));
+        """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     _m1_corpus,
     _m2_questions,
@@ -282,6 +309,9 @@ MIGRATIONS: list[Callable[[], str]] = [
     _m8_gap_loop,
     _m9_question_expansion,
     _m10_identifier_words,
+    _m11_reserved,
+    _m12_reserved,
+    _m13_question_askers,
 ]
 
 
