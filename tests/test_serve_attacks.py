@@ -151,7 +151,10 @@ def test_made_up_keys_and_forwarded_addresses_make_no_new_client(corpus: Path) -
             ).status_code
             for n in range(5)
         ]
+        log = server.stderr()
     assert statuses == [200, 200, 200, 429, 429]
+    # a proxy left out of trusted_proxies is pointed out, once
+    assert log.count("X-Forwarded-For from 127.0.0.1, which serve.trusted_proxies") == 1
 
 
 def test_wrong_keys_are_rate_limited_per_address_and_real_keys_keep_theirs(corpus: Path) -> None:

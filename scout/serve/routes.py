@@ -8,6 +8,7 @@ as ``POST /api/v1/ask``, its result rendered as HTML; nothing a request sends is
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -22,6 +23,8 @@ from scout.serve.metrics import CONTENT_TYPE
 from scout.serve.service import Service
 from scout.store import Store
 from scout.verdict import Status, status_filters
+
+logger = logging.getLogger("scout.serve")
 
 # Fields a form may carry: the question and, where keys are needed, the key.
 MAX_FORM_FIELDS = 4
@@ -49,6 +52,13 @@ def address(request: Request, service: Service) -> str:
     trusted_proxies``); never anything else the request says."""
     peer = request.client.host if request.client else None
     forwarded = request.headers.get("x-forwarded-for")
+    if not service.warned_forwarded and service.security.untrusted_forwarder(peer, forwarded):
+        service.warned_forwarded = True  # once: the log is no place for every request
+        logger.warning(
+            "X-Forwarded-For from %s, which serve.trusted_proxies does not list: not read "
+            "(behind a proxy, list it, or every client is the proxy's address)",
+            peer,
+        )
     return service.security.client_address(peer, forwarded)
 
 

@@ -99,6 +99,12 @@ class Security:
             return str(network)
         return str(address)
 
+    def untrusted_forwarder(self, peer: str | None, forwarded_for: str | None) -> bool:
+        """Whether a peer that is no trusted proxy sends X-Forwarded-For (a proxy left out of
+        ``trusted_proxies``, or a client trying its luck)."""
+        address = _ip(peer)
+        return bool(forwarded_for) and address is not None and not self._trusted(address)
+
     def _trusted(self, address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
         return any(address in network for network in self.proxies)
 
@@ -192,8 +198,8 @@ class Security:
             found.append(
                 (
                     "note",
-                    "no trusted_proxies: behind a reverse proxy every client shares the "
-                    "proxy's rate limit",
+                    "no trusted_proxies: behind a reverse proxy every client is the proxy's "
+                    "address, with one rate limit and one client's answer slots",
                 )  # fmt: skip
             )
         if self.open and self.api_keys is None and public:

@@ -155,6 +155,7 @@ class Service:
         self._reads = Workers(SEARCH_THREADS, "scout-read")
         self._local = threading.local()
         self._outcomes: Counter[str] = Counter({"answered": 0, "declined": 0})
+        self.warned_forwarded = False  # a proxy missing from trusted_proxies is said once
 
     # -- who is asking
 
