@@ -12,9 +12,11 @@ On the command line, for trying a server out:
     python examples/chatbot.py --style slack http://127.0.0.1:8765 "question"
 
 An answer comes with its numbered sources as links (pinned to a commit); a decline says that the
-documentation does not cover the question, and why. A refusal (rate limit, busy) waits once for
-the server's Retry-After when it is short; anything else becomes a one-line apology, never a
-guess. Exit 0 when a message was produced (answer or decline), 1 when the server failed.
+documentation does not cover the question, and why. Documentation text is escaped for the chat's
+markup (:func:`escape`): a page that spells a link, a mention or ``<!channel>`` shows it as
+text. A refusal (rate limit, busy) waits once for the server's Retry-After when it is short;
+anything else becomes a one-line apology, never a guess. Exit 0 when a message was produced
+(answer or decline), 1 when the server failed.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import urllib.error
@@ -69,23 +72,56 @@ def ask_document(base_url: str, question: str, *, key: str | None = None) -> dic
     return document
 
 
-def link(text: str, url: str, style: str) -> str:
+# Slack's mrkdwn gives meaning to three characters only, and asks apps to escape exactly these
+# (api.slack.com/reference/surfaces/formatting, "Escaping text"): `<url|text>` links, `<!channel>`
+# pings and `<@U123>` mentions all need a raw `<`.
+_SLACK = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+# Markdown (Mattermost, Discord): a backslash makes each of these a plain character (links,
+# images, autolinks, emphasis, spoilers, headings, entities); "@" gets a zero-width space after
+# it, since @everyone, @here, @channel and @all ping and no backslash stops that. Inline code is
+# kept as it is: nothing inside a code span is a link or a mention, in either chat.
+_MARKDOWN = re.compile(r"([\\*_~\[\]()<>|#&])")
+_CODE_SPAN = re.compile(r"(`[^`\n]{1,2000}`)")
+# In a link's address, what would end it or start markup is percent-encoded.
+_URL_UNSAFE = {"<": "%3C", ">": "%3E", "|": "%7C", "(": "%28", ")": "%29", " ": "%20"}
+
+
+def escape(text: str, style: str) -> str:
+    """``text`` from the documentation as plain text in the chat's markup: no link, mention,
+    ping or formatting that the text spells reaches the channel as one."""
     if style == "slack":
-        return f"<{url}|{text}>"
-    return f"[{text}]({url})"
+        return text.translate(_SLACK)
+    pieces = _CODE_SPAN.split(text)  # odd pieces are code spans
+    return "".join(
+        piece if n % 2 else _MARKDOWN.sub(r"\\\1", piece).replace("@", "@\u200b")
+        for n, piece in enumerate(pieces)
+    )
+
+
+def _address(url: str, style: str) -> str:
+    safe = "".join(_URL_UNSAFE.get(c, c) for c in url if c.isprintable())
+    return safe.translate(_SLACK) if style == "slack" else safe
+
+
+def link(text: str, url: str, style: str) -> str:
+    """A link whose text and address are escaped: the text shown is the text given."""
+    if style == "slack":
+        return f"<{_address(url, style)}|{escape(text, style)}>"
+    return f"[{escape(text, style)}]({_address(url, style)})"
 
 
 def format_message(document: dict[str, Any], *, style: str = "markdown") -> str:
-    """A chat message for an ask document: Markdown (Mattermost, Discord) or Slack mrkdwn."""
+    """A chat message for an ask document: Markdown (Mattermost, Discord) or Slack mrkdwn, every
+    piece of documentation text escaped for it."""
     if document["outcome"] != "answered":
         return (
             "The documentation does not cover this, so there is no answer rather than a guess.\n"
-            f"Reason: {document['reason']}"
+            f"Reason: {escape(str(document['reason']), style)}"
         )
-    lines = [document["answer"], "", "Sources:"]
+    lines = [escape(str(document["answer"]), style), "", "Sources:"]
     for c in document["citations"]:
         where = f"{c['project']} {c['path']} lines {c['lines'][0]}-{c['lines'][1]}"
-        lines.append(f"[{c['n']}] {link(where, c['url'], style)}")
+        lines.append(f"[{c['n']}] {link(where, str(c['url']), style)}")
     return "\n".join(lines)
 
 

@@ -244,9 +244,11 @@ def ask(
     projects: Sequence[str] | None = None,
     retrieval: RetrievalSettings = WORDS_ONLY,
     deadline: float | None = None,
+    asker: str | None = None,
 ) -> AnswerResult:
-    """Answer ``question`` (see :func:`compose`) and log its outcome, tokens, cost and the
-    expansion terms retrieval searched with."""
+    """Answer ``question`` (see :func:`compose`) and log its outcome, tokens, cost, the
+    expansion terms retrieval searched with and who asked (``asker``: a server's client
+    identity, stored hashed; None: this machine's user, one local asker)."""
     composed = compose(
         question,
         store=store,
@@ -272,6 +274,7 @@ def ask(
         nearest=[nearest(hit) for hit in composed.nearest],
         cause=composed.cause,
         expanded=composed.expanded,
+        asker=asker,
     )
     return result
 

@@ -7,6 +7,7 @@ environment variable the file names; relative paths resolve against the config f
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from dataclasses import dataclass
@@ -96,6 +97,12 @@ class ForgeConfig(_Section):
         """Every other URL that means this instance: the API's, when it differs, and aliases."""
         names = [self.url] if self.web_url and self.web_url != self.url else []
         return tuple(dict.fromkeys([*names, *self.aliases]))
+
+    @field_validator("path")
+    @classmethod
+    def _no_nul(cls, value: Path | None) -> Path | None:
+        _refuse_nul(value)
+        return value
 
     @field_validator("groups")
     @classmethod
@@ -293,6 +300,22 @@ class StoreConfig(_Section):
     path: Path = Path("scout.db")
     # seconds a command waits for another process's write lock before exit 7 naming it
     busy_timeout: float = Field(default=10.0, gt=0, le=3600)
+    # The question log (the gap backlog's source) keeps this many days and rows at most: older
+    # rows go as new ones are logged, so askers cannot grow it without bound.
+    question_log_days: int = Field(default=180, ge=1, le=36_600)
+    question_log_rows: int = Field(default=100_000, ge=100, le=10_000_000)
+
+    @field_validator("path")
+    @classmethod
+    def _no_nul(cls, value: Path) -> Path:
+        _refuse_nul(value)
+        return value
+
+
+def _refuse_nul(value: Path | None) -> None:
+    """ValueError for a path no file can have: NUL ends a C string."""
+    if value is not None and "\0" in str(value):
+        raise ValueError("a path cannot hold a NUL character")
 
 
 RATE_UNITS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
@@ -306,6 +329,25 @@ def parse_rate(value: str) -> tuple[int, float]:
     return int(count), RATE_UNITS[unit.strip()]
 
 
+# A host name (letters, digits, hyphens, dots) or an IP address, as allowed_hosts lists them.
+_HOST_NAME = re.compile(
+    r"(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*\.?"
+)
+
+
+def host_name(value: str) -> str | None:
+    """``value`` as a host is compared: lower case, an IPv6 address without brackets; None when
+    it is no host name or IP address."""
+    text = value.strip().lower()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        pass
+    return text.rstrip(".") if _HOST_NAME.fullmatch(text) else None
+
+
 class ServeConfig(_Section):
     """``scout serve`` and ``scout mcp``: every limit a public channel needs, safe by default."""
 
@@ -314,6 +356,18 @@ class ServeConfig(_Section):
     # names of variables holding comma-separated keys (unset: no key needed / maintainer routes off)
     api_keys_env: str | None = None
     maintainer_keys_env: str | None = None
+    # The server is meant to need no key: without it, an api_keys_env variable that is unset or
+    # empty, or no keys on an address other than loopback, stops `scout serve` from starting.
+    # (a TOML boolean only: a string such as "no" must not open a server)
+    open: bool = Field(default=False, strict=True)
+    # Addresses or networks of the reverse proxies whose X-Forwarded-For names the client; any
+    # other peer is the client itself, whatever it sends.
+    trusted_proxies: list[str] = []
+    # Host header values served besides the listening host and loopback names (421 otherwise).
+    allowed_hosts: list[str] = []
+    # seconds a connection may take to send a whole request (or stay idle) before it is closed
+    header_timeout: float = Field(default=10.0, gt=0, le=300)
+    max_concurrent_answers_per_client: int = Field(default=1, ge=1, le=64)
     rate_limit: str = "30/minute"
     max_concurrent_answers: int = Field(default=4, ge=1, le=64)
     # how long a question may wait for an answer slot before a 503
@@ -329,6 +383,39 @@ class ServeConfig(_Section):
     def _valid_rate(cls, value: str) -> str:
         parse_rate(value)
         return value
+
+    @field_validator("api_keys_env", "maintainer_keys_env")
+    @classmethod
+    def _key_variable(cls, value: str | None) -> str | None:
+        if value is not None and not _VARIABLE.fullmatch(value):
+            raise ValueError("expected the name of an environment variable such as SCOUT_API_KEYS")
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        networks = []
+        for item in value:
+            try:
+                networks.append(str(ipaddress.ip_network(item.strip(), strict=False)))
+            except ValueError:
+                raise ValueError(
+                    f"expected IP addresses or networks such as '127.0.0.1' or '10.0.0.0/8': "
+                    f"{item!r}"
+                ) from None
+        return networks
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts(cls, value: list[str]) -> list[str]:
+        hosts = [host_name(item) for item in value]
+        bad = [item for item, host in zip(value, hosts, strict=True) if host is None]
+        if bad:
+            raise ValueError(
+                f"expected host names or IP addresses such as 'scout.example.com' (no scheme, "
+                f"port or wildcard): {bad}"
+            )
+        return [host for host in hosts if host is not None]
 
     @field_validator("cors_origins")
     @classmethod

@@ -3,10 +3,12 @@ should go (retrieval's nearest passages) and where it may already live (issue li
 
 Two questions are the same gap when they have the same content words after normalisation: case
 folded, punctuation and stop words dropped, words stemmed (retrieval's one stemmer), order
-ignored. Groups rank by how often they were asked, then by most recent. Answered questions never
-appear, nor do declines that are not gaps: an empty index (``cause``), a question without content
-words (logged before such questions became usage errors). Issue links are links only: the forge
-search's titles and texts are never kept, printed or passed on.
+ignored. Groups rank by how many distinct askers asked them (a hashed key or address; one
+person repeating a question cannot steer the backlog), then by how often, then by most recent.
+Answered questions never appear, nor do declines that are not gaps: an empty index
+(``cause``), a question without content words (logged before such questions became usage
+errors). Issue links are links only: the forge search's titles and texts are never kept, printed
+or passed on, nor are links to issues of projects the corpus rules leave out.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scout import timefmt
+from scout.corpus.rules import CorpusRules
 from scout.errors import UsageError
+from scout.forge.base import Project, Visibility
 from scout.progress import Progress
 from scout.safe_text import printable
 from scout.store import QuestionRow, Store
@@ -27,7 +31,7 @@ if TYPE_CHECKING:
     from scout.forge.base import Forge
 
 MAX_SEARCHES = 25  # issue-search requests a run: GitLab allows 30 a minute by default
-MAX_LINKS = 5  # issue links per gap
+MAX_LINKS = 5  # issue links per gap (the forges fetch a few times more, for those dropped here)
 MAX_SEARCH_WORDS = 8  # GitLab requires every word: each one more narrows the search further
 
 
@@ -56,6 +60,7 @@ class GapGroup:
     nearest: tuple[dict[str, Any], ...] = ()
     issues: tuple[dict[str, Any], ...] = ()
     words: tuple[str, ...] = ()  # the latest wording's content words: what issue search asks
+    askers: int = 1  # distinct askers (hashed keys or addresses; the CLI's user is one)
 
     def to_json(self) -> dict[str, Any]:
         """Exactly docs/design.md's ``scout gaps --json`` entry."""
@@ -63,6 +68,7 @@ class GapGroup:
             "question": self.question,
             "wordings": list(self.wordings),
             "asked": self.asked,
+            "askers": self.askers,
             "first": self.first,
             "last": self.last,
             "reason": self.reason,
@@ -95,6 +101,8 @@ def group(
                 question=latest.question,
                 wordings=tuple(wordings),
                 asked=len(members),
+                # a row logged before askers were kept is one asker of its own
+                askers=len({row.asker or f"row {n}" for n, row in enumerate(members)}),
                 first=members[0].asked_at,
                 last=latest.asked_at,
                 reason=latest.reason,
@@ -103,8 +111,7 @@ def group(
                 words=tuple(content_words(latest.question))[:MAX_SEARCH_WORDS],
             )
         )
-    groups.sort(key=lambda g: g.last, reverse=True)
-    groups.sort(key=lambda g: g.asked, reverse=True)
+    groups.sort(key=lambda g: (g.askers, g.asked, g.last), reverse=True)
     return groups
 
 
@@ -134,6 +141,7 @@ def find_issues(
     backlog: Sequence[GapGroup],
     groups: Sequence[str],
     *,
+    rules: CorpusRules,
     include_confidential: bool = False,
     progress: Progress | None = None,
 ) -> list[GapGroup]:
@@ -143,11 +151,29 @@ def find_issues(
     One search request per configured group for each gap, and at most MAX_SEARCHES requests a
     run (GitLab rate-limits searches: 30 a minute by default), the most asked gaps first.
     Confidential issues are left out unless the sweep reads them too (``[ingest]
-    include_confidential``). Each gap's links are saved as soon as they are found, so a run that
-    fails half-way keeps what it found.
+    include_confidential``), and so are issues of projects the corpus rules leave out (a
+    private or excluded project's issue never reaches a report): a link is kept only when its
+    project is in the index and passes ``rules`` (indexing's) on the metadata it was indexed with,
+    so judging costs no request. Each gap's links are saved as soon as they are found, so a run
+    that fails half-way keeps what it found.
     """
     budget = MAX_SEARCHES
     found: dict[str, tuple[dict[str, Any], ...]] = {}
+    indexed = store.projects()
+
+    def qualifies(path: str) -> bool:
+        row = indexed.get(path)
+        if row is None:
+            return False  # never indexed: left out by the rules, or unknown to them
+        project = Project(
+            path=row.path,
+            visibility=cast(Visibility, row.visibility),
+            archived=row.archived,
+            default_branch=row.default_branch,
+            web_url=row.web_url,
+        )
+        return rules.project(project).ok
+
     shown = progress or Progress()
     shown.phase("searches", total=min(MAX_SEARCHES, len(backlog) * max(1, len(groups))))
     for gap in backlog:
@@ -161,6 +187,8 @@ def find_issues(
         for name in names:
             for link in forge.search_issues(name, list(gap.words), MAX_LINKS):
                 if link.confidential and not include_confidential:
+                    continue
+                if not qualifies(link.project):
                     continue
                 links.setdefault(link.url, link.to_json())
             shown.advance("searches")

@@ -115,6 +115,8 @@ def test_a_local_server_needs_no_key_and_gets_no_authorization_header(
         ("echo_key", "failed with HTTP 400: Bad request from Bearer [key withheld]"),
         ("500", "failed with HTTP 500 after 2 retries"),
         ("invalid_json", "the model's reply was unusable twice: the reply is not valid JSON"),
+        ("bad_utf8", "replied with a body that is not JSON"),
+        ("huge_int", "replied with a body that is not JSON"),
     ],
 )
 def test_a_failing_server_is_exit_6_never_a_decline_and_never_shows_the_key(

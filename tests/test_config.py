@@ -26,6 +26,18 @@ path = "data/scout.db"
 """
 
 
+@pytest.mark.parametrize("key", ["[forge]\n", "[store]\n"])
+def test_a_path_with_a_nul_names_the_key(tmp_path: Path, key: str) -> None:
+    # NUL ends a C string: no file has one, and opening one raised ValueError (exit 1)
+    target = tmp_path / "scout.toml"
+    table = GOOD.index(key) + len(key)
+    start = GOOD.index("path = ", table)
+    end = GOOD.index("\n", start)
+    target.write_text(GOOD[:start] + 'path = "x\\u0000y"' + GOOD[end:])
+    with pytest.raises(ConfigError, match=r"path: a path cannot hold a NUL character"):
+        load_config(target)
+
+
 def test_relative_paths_resolve_against_the_config_folder(tmp_path: Path) -> None:
     (tmp_path / "conf").mkdir()
     target = tmp_path / "conf" / "scout.toml"
@@ -63,6 +75,29 @@ def test_relative_paths_resolve_against_the_config_folder(tmp_path: Path) -> Non
         ("[ingest]\nschedule = '61 * * * *'\n", "ingest.schedule: minute 61 is outside 0-59"),
         ("[ingest]\nschedule = '0 9 * * 8'\n", "ingest.schedule: day of week 8 is outside 0-7"),
         ("source = 'x'\n", "source: unknown key"),
+        ("question_log_days = 0\n", "store.question_log_days: Input should be greater than"),
+        ("question_log_rows = 10\n", "store.question_log_rows: Input should be greater than"),
+        ("question_log_rows = 'many'\n", "store.question_log_rows: Input should be a valid int"),
+        ("[serve]\nopen = 'yes'\n", "serve.open: Input should be a valid boolean"),
+        ("[serve]\ntrusted_proxies = ['nope']\n", "serve.trusted_proxies: expected IP addresses"),
+        ("[serve]\ntrusted_proxies = ['10.0.0.0/33']\n", "serve.trusted_proxies: expected IP"),
+        ("[serve]\ntrusted_proxies = '127.0.0.1'\n", "serve.trusted_proxies: Input should be"),
+        ("[serve]\nallowed_hosts = ['https://x']\n", "serve.allowed_hosts: expected host names"),
+        ("[serve]\nallowed_hosts = ['*.acme.example']\n", "serve.allowed_hosts: expected host"),
+        ("[serve]\nallowed_hosts = ['x:443']\n", "serve.allowed_hosts: expected host names"),
+        ("[serve]\nallowed_hosts = ['']\n", "serve.allowed_hosts: expected host names"),
+        ("[serve]\nallowed_hosts = [1]\n", "serve.allowed_hosts.0: Input should be a valid str"),
+        ("[serve]\nheader_timeout = 0\n", "serve.header_timeout: Input should be greater than"),
+        ("[serve]\nheader_timeout = 'x'\n", "serve.header_timeout: Input should be a valid num"),
+        (
+            "[serve]\nmax_concurrent_answers_per_client = 0\n",
+            "serve.max_concurrent_answers_per_client: Input should be greater than",
+        ),
+        (
+            "[serve]\nmax_concurrent_answers_per_client = 65\n",
+            "serve.max_concurrent_answers_per_client: Input should be less than",
+        ),
+        ("[serve]\napi_keys_env = 'MY KEYS'\n", "serve.api_keys_env: expected the name of an"),
     ],
 )
 def test_a_wrong_key_or_type_names_the_key(tmp_path: Path, extra: str, message: str) -> None:

@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from scout.config import CorpusConfig
+from scout.corpus.rules import CorpusRules
 from scout.demo.builder import EstateBuilder
 from scout.forge.base import IssueLink
 from scout.forge.local import issue_matches
 from scout.gaps import MAX_SEARCHES, find_issues, gaps, normalise
-from scout.store import Store
+from scout.store import ProjectRow, Store
 from tests.gitlab_server import search
 from tests.gitlab_server.server import GitLabServer
 from tests.helpers.calls import recorded, with_passages
@@ -77,6 +79,11 @@ def build(estate: Path, url: str) -> None:
             state=state,
         )
         record["confidential"] = iid == 4
+    # projects the corpus rules leave out (private; excluded by exclude_projects): their issues
+    # match the search, and are never linked, whatever the token lets the search see
+    for path, visibility in (("acme/secret", "private"), ("acme/infra", "public")):
+        builder.project(path, visibility=visibility).commit({"README.md": "# Kept out\n"}, "Doc")
+        builder.issue(path, 1, f"Office wifi password {CANARY}", CANARY, updated_at=when)
     builder.write()
 
 
@@ -336,9 +343,14 @@ def test_a_run_makes_at_most_25_searches_whatever_the_number_of_groups(
             )
         forge = CountingForge()
         names = [f"g{n}" for n in range(groups)]
-        found = find_issues(store, forge, gaps(store), names)  # type: ignore[arg-type]
+        for name in names:  # the projects the links name are indexed and kept
+            row = ProjectRow(f"{name}/p", "public", False, "main", "https://g", "a" * 40, None)
+            store.replace_project(row, [])
+        rules = CorpusRules(tuple(names), CorpusConfig())
+        found = find_issues(store, forge, gaps(store), names, rules=rules)  # type: ignore[arg-type]
     assert len(forge.searches) <= MAX_SEARCHES
     assert len({words for _, words in forge.searches}) == gaps_searched
     linked = [g for g in found if g.issues]
+    assert len(linked) == gaps_searched
     # one link per URL, whatever the number of groups that found it
     assert all(len({i["url"] for i in g.issues}) == len(g.issues) for g in linked)

@@ -9,9 +9,12 @@ from typing import Any
 
 import pytest
 
+from scout.cli.runtime import Runtime
 from scout.errors import UsageError
 from scout.gaps import GapGroup, gaps, group, normalise, parse_since
 from scout.store import QuestionRow, Store
+from tests.fakes.corpus import make_store
+from tests.fakes.serving import write_serve_config
 from tests.helpers.growth import assert_linear
 from tests.helpers.samples import NEAR
 
@@ -23,6 +26,7 @@ def row(
     reason: str | None = "nothing matched",
     nearest: tuple[dict[str, Any], ...] = (),
     cause: str | None = None,
+    asker: str | None = None,
 ) -> QuestionRow:
     return QuestionRow(
         asked_at=asked_at,
@@ -37,6 +41,7 @@ def row(
         usd=0.0,
         nearest=nearest,
         cause=cause,
+        asker=asker,
     )
 
 
@@ -95,6 +100,7 @@ def test_a_gap_has_its_wordings_latest_first_and_its_latest_nearest_passages() -
             "question": WIFI[0] + "  ",
             "wordings": [WIFI[0], WIFI[2], WIFI[1]],
             "asked": 4,
+            "askers": 4,  # logged before askers were kept: each row its own
             "first": "2026-11-01T10:00:00Z",
             "last": "2026-11-07T10:00:00Z",
             "reason": "nothing matched",
@@ -105,6 +111,7 @@ def test_a_gap_has_its_wordings_latest_first_and_its_latest_nearest_passages() -
             "question": "deploy approvals",
             "wordings": ["deploy approvals"],
             "asked": 1,
+            "askers": 1,
             "first": "2026-11-04T10:00:00Z",
             "last": "2026-11-04T10:00:00Z",
             "reason": "nothing matched",
@@ -115,6 +122,7 @@ def test_a_gap_has_its_wordings_latest_first_and_its_latest_nearest_passages() -
             "question": "where are backups",
             "wordings": ["where are backups"],
             "asked": 1,
+            "askers": 1,
             "first": "2026-11-02T10:00:00Z",
             "last": "2026-11-02T10:00:00Z",
             "reason": "cited nothing",
@@ -123,6 +131,46 @@ def test_a_gap_has_its_wordings_latest_first_and_its_latest_nearest_passages() -
         },
     ]
     assert backlog[0].words == ("office", "wifi", "password")
+
+
+def test_gaps_rank_by_distinct_askers_so_one_asker_cannot_steer_them() -> None:
+    rows = [row(f"2026-11-0{n + 1}T10:00:00Z", "deploy approvals", asker="a") for n in range(6)]
+    rows += [row("2026-11-01T10:00:00Z", WIFI[0], asker=who) for who in ("b", "c")]
+    rows += [row("2026-11-02T10:00:00Z", "where are backups", asker="d")]
+    backlog = group(rows)
+    assert [(g.question, g.askers, g.asked) for g in backlog] == [
+        (WIFI[0], 2, 2),
+        ("deploy approvals", 1, 6),
+        ("where are backups", 1, 1),
+    ]
+
+
+def test_the_question_log_keeps_its_days_and_rows(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "scout.db", create=True) as store:
+        store.keep_questions(days=10, rows=100)
+
+        def log(day: int, question: str, asker: str | None = None) -> None:
+            store.log_question(
+                question=question,
+                outcome="declined",
+                reason="nothing matched",
+                provider="offline",
+                passages=0,
+                latency_ms=1,
+                asked_at=f"2026-11-{day:02d}T10:00:00Z",
+                asker=asker,
+            )
+
+        log(1, "an old question")
+        for n in range(250):
+            log(15, f"question {n}", asker=f"client {n % 7}")
+        kept = store.questions()
+        assert len(kept) == 100 and kept[0].question == "question 150"
+        log(30, "a new question")  # 15 days later: the rest is older than 10 days
+        assert [q.question for q in store.questions()] == ["a new question"]
+        # askers are hashed with the store's own salt: never the identity, one hash for one
+        assert {q.asker for q in kept} == {store.asker_hash(f"client {n}") for n in range(7)}
+        assert not {q.asker for q in kept} & {f"client {n}" for n in range(7)}
 
 
 def test_empty_index_declines_and_wordless_questions_are_not_gaps() -> None:
@@ -232,6 +280,7 @@ def test_gap_json_is_exactly_the_contract() -> None:
         "question",
         "wordings",
         "asked",
+        "askers",
         "first",
         "last",
         "reason",
@@ -246,3 +295,16 @@ def test_gap_json_is_exactly_the_contract() -> None:
 )
 def test_grouping_time_grows_linearly_with_the_question(unit: str) -> None:
     assert_linear(lambda n: lambda: normalise(unit * n), 2_000)
+
+
+def test_the_configured_bounds_reach_every_store_a_command_opens(tmp_path: Path) -> None:
+    make_store(tmp_path).close()
+    config = write_serve_config(
+        tmp_path, tables={"store": {"question_log_days": 7, "question_log_rows": 150}}
+    )
+    runtime = Runtime(str(config))
+    try:
+        store = runtime.store()
+        assert (store.keep_days, store.keep_rows) == (7, 150)
+    finally:
+        runtime.close()

@@ -21,6 +21,7 @@ from scout.providers.base import Task, run_metered
 from scout.providers.schema import AddressesOutput, AnswerOutput
 from tests.fakes.openai_api import DEFAULT_ADDRESSES, DEFAULT_ANSWER, USAGE, FakeOpenAI
 from tests.helpers.growth import assert_linear
+from tests.helpers.samples import ANSWER_TASK
 from tests.helpers.sdk import ONE_WORKER, Lazy, preloaded
 
 pytestmark = ONE_WORKER
@@ -31,14 +32,6 @@ _imported = preloaded(openai_provider)
 
 KEY_ENV = "SCOUT_TEST_OPENAI_KEY"
 CANARY_KEY = "sk-proj-CANARY0c4f9e2b7a1d5e8f3a6b9c2d"
-ANSWER_TASK = Task(
-    kind="answer",
-    system="You answer from passages.",
-    user="Question: How do I rotate keys?\n\nPassages: ...",
-    output=AnswerOutput,
-    question="How do I rotate keys?",
-    passages=(),
-)
 ADDRESSES_TASK = Task(
     kind="addresses",
     system="You judge a passage.",

@@ -264,7 +264,11 @@ def _ask_all(url: str, questions: list[str]) -> list[httpx.Response]:
 
 def test_answers_in_flight_never_exceed_the_slots(corpus: Path) -> None:
     config = write_serve_config(
-        corpus, "claude-local", max_concurrent_answers=2, rate_limit="100/minute"
+        corpus,
+        "claude-local",
+        max_concurrent_answers=2,
+        max_concurrent_answers_per_client=6,
+        rate_limit="100/minute",
     )
     env = {**claude_on_path(corpus), "FAKE_CLAUDE_DELAY": "0.5"}
     with running(config, env=env) as server:
@@ -283,7 +287,12 @@ def test_answers_in_flight_never_exceed_the_slots(corpus: Path) -> None:
 
 def test_busy_slots_503_with_retry_after_after_the_wait(corpus: Path) -> None:
     config = write_serve_config(
-        corpus, "claude-local", max_concurrent_answers=1, queue_timeout=1, rate_limit="100/minute"
+        corpus,
+        "claude-local",
+        max_concurrent_answers=1,
+        max_concurrent_answers_per_client=2,
+        queue_timeout=1,
+        rate_limit="100/minute",
     )
     env = {**claude_on_path(corpus), "FAKE_CLAUDE_DELAY": "4"}
     with running(config, env=env) as server:
@@ -354,7 +363,9 @@ def test_passages_indexed_while_serving_are_served_without_restart(tmp_path: Pat
 
 
 def test_sigterm_drains_answers_in_flight_and_exits_0(corpus: Path) -> None:
-    config = write_serve_config(corpus, "claude-local", max_concurrent_answers=4)
+    config = write_serve_config(
+        corpus, "claude-local", max_concurrent_answers=4, max_concurrent_answers_per_client=4
+    )
     env = {**claude_on_path(corpus), "FAKE_CLAUDE_DELAY": "3"}
     pids = corpus / "claude-pids"
     with running(config, env=env, args=("--json",)) as server:

@@ -1,14 +1,27 @@
-"""The README's chat bot client (examples/chatbot.py) against the real ``scout serve``."""
+"""The README's chat bot client (examples/chatbot.py) against the real ``scout serve``, and its
+escaping: documentation text reaches a chat as text, never as a link, mention or ping.
+
+The markup rules followed: Slack's mrkdwn ("Formatting text for app surfaces", api.slack.com/
+reference/surfaces/formatting: escape ``&``, ``<`` and ``>``; ``<url|text>`` links, ``<!channel>``
+and ``<@U…>`` need a raw ``<``), CommonMark's backslash escapes for Markdown (Mattermost and
+Discord render Markdown; a backslash before ASCII punctuation makes it literal), and both chats'
+``@everyone``/``@here``/``@channel`` mentions, which a zero-width space after ``@`` breaks.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.fakes.corpus import CRED_URL, make_store
+import pytest
+
+from tests.fakes.corpus import CRED_URL, filler, make_store, passage
 from tests.fakes.serving import running, write_serve_config
+from tests.helpers.growth import assert_linear
 
 CHATBOT = Path(__file__).resolve().parent.parent / "examples" / "chatbot.py"
 
@@ -40,8 +53,8 @@ def test_chatbot_posts_answers_with_links_declines_honestly_and_needs_its_key(
         no_key = chat(server.url, "How do I rotate keys?")
     assert answered[0] == 0
     assert answered[1] == (
-        "To rotate the database keys, run `vault rotate --all` from the admin host. [1] "
-        "Rotated keys take effect within five minutes. [1]\n\nSources:\n"
+        "To rotate the database keys, run `vault rotate --all` from the admin host. \\[1\\] "
+        "Rotated keys take effect within five minutes. \\[1\\]\n\nSources:\n"
         f"[1] [acme/config docs/credentials.md lines 12-30]({CRED_URL})\n"
     )
     assert f"[1] <{CRED_URL}|acme/config docs/credentials.md lines 12-30>" in slack[1]
@@ -60,3 +73,87 @@ def test_chatbot_posts_answers_with_links_declines_honestly_and_needs_its_key(
 def test_chatbot_says_when_the_server_cannot_be_reached(tmp_path: Path) -> None:
     code, out, err = chat("http://127.0.0.1:9", "How do I rotate keys?")
     assert (code, out) == (1, "") and err.startswith("<urlopen error")
+
+
+def _chatbot() -> object:
+    spec = importlib.util.spec_from_file_location("chatbot", CHATBOT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+chatbot = _chatbot()
+HOSTILE = (
+    "Ping <!channel> and <!here> now; see <https://evil.example|the docs> or "
+    "[the docs](https://evil.example) and ![x](https://evil.example/i.png); "
+    "hello @everyone, @here, @channel and <@U123> <#C1> <@&42>; &amp; *bold* _it_ ~s~ ||spoiler|| "
+    "# heading > quote `code <!channel>` `a`b"
+)
+HOSTILE_DOC = {
+    "outcome": "answered",
+    "answer": HOSTILE,
+    "reason": None,
+    "citations": [
+        {
+            "n": 1,
+            "project": "acme/<!channel>",
+            "path": "docs/[x](https://evil.example)|@everyone.md",
+            "lines": [1, 2],
+            "url": "https://gitlab.example/acme/-/blob/0/a b|<c>(d)&e.md",
+        }
+    ],
+}
+
+
+def _slack_markup(message: str) -> list[str]:
+    """What Slack reads as markup in a message: every ``<...>`` (links, pings, mentions)."""
+    return re.findall(r"<[^<>]*>", message)
+
+
+def _markdown_markup(message: str) -> list[str]:
+    """What Markdown reads as links, images or autolinks, and unescaped mentions, outside code."""
+    plain = re.sub(r"`[^`\n]+`", "", message)
+    found = re.findall(r"(?<!\\)\[[^\]]*(?<!\\)\]\((?!https://gitlab\.(?:acme\.)?example)", plain)
+    found += re.findall(r"(?<!\\)<[^<>]*(?<!\\)>", plain)
+    found += re.findall(r"@(?:everyone|here|channel|all)\b", plain)
+    return found
+
+
+def test_slack_messages_escape_what_docs_spell_and_keep_only_their_own_links() -> None:
+    message = chatbot.format_message(HOSTILE_DOC, style="slack")  # type: ignore[attr-defined]
+    # the one <...> left is the source link Scout made, its address and text escaped
+    (own,) = _slack_markup(message)
+    assert own.startswith("<https://gitlab.example/acme/-/blob/0/a%20b%7C%3Cc%3E%28d%29&amp;e.md|")
+    # Slack ends the address at the first "|": what follows is the shown text, escaped
+    assert "&lt;!channel&gt;" in message and "&amp;amp;" in message
+
+
+def test_markdown_messages_escape_what_docs_spell_and_keep_only_their_own_links() -> None:
+    message = chatbot.format_message(HOSTILE_DOC, style="markdown")  # type: ignore[attr-defined]
+    assert _markdown_markup(message) == []
+    assert "@\u200beveryone" in message and "`code <!channel>`" in message
+    own = re.findall(r"\]\((https://gitlab\.example[^)]*)\)", message)
+    assert own == ["https://gitlab.example/acme/-/blob/0/a%20b%7C%3Cc%3E%28d%29&e.md"]
+
+
+@pytest.mark.parametrize("style", ["slack", "markdown"])
+@pytest.mark.parametrize("unit", ["<!channel>", "`", "`a", "@", "[x](y)", "\\", "&"])
+def test_escaping_grows_linearly(style: str, unit: str) -> None:
+    escape = chatbot.escape  # type: ignore[attr-defined]
+    assert_linear(lambda n: lambda: escape(unit * n, style), 1_000)
+
+
+def test_a_hostile_page_reaches_the_chat_as_text_through_the_real_server(tmp_path: Path) -> None:
+    hostile = passage(
+        "acme/ops", "docs/announce.md", (1, 4), "Announcements channel", HOSTILE + "."
+    )
+    make_store(tmp_path, [hostile, *filler()]).close()
+    config = write_serve_config(tmp_path)
+    with running(config) as server:
+        slack = chat(server.url, "announcements channel", "--style", "slack")
+        markdown = chat(server.url, "announcements channel")
+    assert slack[0] == 0 and markdown[0] == 0
+    assert "evil.example" in slack[1]  # the page's words were quoted...
+    assert [m for m in _slack_markup(slack[1]) if "evil" in m or "!" in m or "@" in m] == []
+    assert _markdown_markup(markdown[1]) == []  # ...as text

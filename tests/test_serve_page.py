@@ -195,7 +195,8 @@ def test_page_shows_errors_with_their_status(
 
 
 def test_page_body_over_the_limit_is_413(server: Server) -> None:
-    response = httpx.post(server.url + "/", content=b"question=" + b"a" * 70_000)
+    form = {"content-type": "application/x-www-form-urlencoded"}
+    response = httpx.post(server.url + "/", content=b"question=" + b"a" * 70_000, headers=form)
     assert response.status_code == 413
     assert response.json()["error"]["code"] == "body_too_large"
 

@@ -75,7 +75,12 @@ def test_a_blank_database_ends_with_the_expected_schema(tmp_path: Path) -> None:
         ("searched_at", "TEXT"),
     ]
     questions = [row[1] for row in db.execute("pragma table_info(questions)")]
-    assert questions[-4:] == ["terms", "nearest", "cause", "expanded"]
+    assert questions[-5:] == ["terms", "nearest", "cause", "expanded", "asker"]
+    indexes = {row[1] for row in db.execute("pragma index_list(questions)")}
+    assert "questions_asked_at" in indexes  # the log is trimmed by age without a scan
+    assert db.execute("select length(value) from settings where key = 'asker_salt'").fetchone() == (
+        32,
+    )
     assert {"passages_ai", "passages_ad", "passages_au"} <= tables
     assert db.execute("pragma journal_mode").fetchone()[0] == "wal"
     columns = {row[1]: row[2] for row in db.execute("pragma table_info(passages)")}

@@ -72,7 +72,9 @@ def _place(passage: dict[str, Any]) -> str:
 def gaps(
     runtime: Runtime, since: str | None, search_issues: bool, as_nl: bool, as_json: bool
 ) -> None:
-    """List declined questions grouped by content words, ranked by times asked, then recency."""
+    """List declined questions grouped by content words, ranked by distinct askers, times
+    asked, then recency."""
+    from scout.corpus.rules import CorpusRules
     from scout.gaps import answering_cost, find_issues
     from scout.gaps import gaps as gap_backlog
 
@@ -87,6 +89,7 @@ def gaps(
                 runtime.forge(),
                 groups,
                 config.forge.groups,
+                rules=CorpusRules(tuple(config.forge.groups), config.corpus),
                 include_confidential=config.ingest.include_confidential,
                 progress=progress,
             )

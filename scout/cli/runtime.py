@@ -54,6 +54,7 @@ class Runtime:
     def store(self, *, create: bool = False, path: Path | None = None) -> Store:
         settings = self.config.store
         store = Store.open(path or settings.path, create=create, busy_timeout=settings.busy_timeout)
+        store.keep_questions(settings.question_log_days, settings.question_log_rows)
         self._stores.append(store)
         return store
 

@@ -11,6 +11,7 @@ openai SDK and fastembed are optional extras): ``openai_server`` (any OpenAI-com
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -43,12 +44,19 @@ class Embeddings:
     length (cosine is then a dot product), batches of ``batch`` texts."""
 
     def __init__(
-        self, model: Embedder, *, query_prefix: str = "", passage_prefix: str = "", batch: int = 64
+        self,
+        model: Embedder,
+        *,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        batch: int = 64,
+        timeout: float = 30.0,
     ) -> None:
         self.model = model
         self.query_prefix = query_prefix
         self.passage_prefix = passage_prefix
         self.batch = batch
+        self.timeout = timeout
         # The prefix a passage is embedded with is part of what its vector means.
         self.name = model.name + (f" passage_prefix={passage_prefix!r}" if passage_prefix else "")
 
@@ -61,7 +69,11 @@ class Embeddings:
     def query(
         self, text: str, deadline: float | None = None
     ) -> numpy.typing.NDArray[numpy.float32]:
-        """The unit vector of a question."""
+        """The unit vector of a question, within ``timeout`` and ``deadline``, whichever ends
+        first: a question never waits on a model as an index run may (no retries, and an
+        in-process model is never downloaded for it)."""
+        own = time.monotonic() + self.timeout
+        deadline = own if deadline is None else min(own, deadline)
         vector: numpy.typing.NDArray[numpy.float32] = _unit(
             self.model.embed([self.query_prefix + text], deadline=deadline)
         )[0]
@@ -100,4 +112,5 @@ def configured(config: EmbeddingsConfig) -> Embeddings:
         query_prefix=config.query_prefix,
         passage_prefix=config.passage_prefix,
         batch=config.batch,
+        timeout=config.timeout,
     )

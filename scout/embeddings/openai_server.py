@@ -8,9 +8,11 @@ from its variable at call time, sent only as the ``Authorization`` header (no he
 and scrubbed from every message, even when the server's own text quotes it.
 
 Replies are checked before a vector is kept: one vector per text, in the order asked (by
-``index``), all of one dimension, finite numbers. A question's embedding is asked once, within
-the question's deadline; a passage batch is retried by the SDK (429 and 5xx, honouring
-``Retry-After``) within ``timeout``.
+``index``), all of one dimension, finite numbers. Time is bounded as the providers bound it
+(``scout.providers.transport``): every socket operation ends by the call's deadline, however
+slowly a server sends, and the one retry policy (429, 5xx, lost connections, ``Retry-After``)
+retries a passage batch while ``timeout`` allows; a question's vector is asked for once, within
+its deadline.
 """
 
 from __future__ import annotations
@@ -27,13 +29,8 @@ import openai
 
 from scout.config import EmbeddingsConfig
 from scout.errors import EmbeddingError
-from scout.providers.openai import (
-    BoundedTransport,
-    ReplyRefused,
-    _where,
-    scrub,
-    server_message,
-)
+from scout.providers.openai import retryable, scrub, server_message, server_name
+from scout.providers.transport import BoundedTransport, ReplyRefused, call_with_retries, remaining
 
 # A reply holds at most this many bytes a number (JSON floats: "-0.0123456789012345," is 20);
 # base64 float32 (the SDK asks for it) needs 5.4.
@@ -62,7 +59,7 @@ class ServerEmbedder:
         self.timeout = timeout
         self.batch = batch
         self.name = f"openai:{model}"
-        self.where = _where(base_url)
+        self.where = server_name(base_url)
         # Bounded per reply: the most a batch of the largest vectors can take, and the envelope.
         self.limit = batch * MAX_DIMENSION * BYTES_A_NUMBER + 1_000_000
 
@@ -85,10 +82,11 @@ class ServerEmbedder:
             return numpy.zeros((0, 0), dtype=numpy.float32)
         key = self._key()
         rows: list[numpy.typing.NDArray[numpy.float32]] = []
-        with self._client(key, deadline) as client:
+        transport = BoundedTransport(self.limit)
+        with self._client(key, transport) as client:
             for start in range(0, len(texts), self.batch):
                 part = list(texts[start : start + self.batch])
-                rows.append(self._request(client, part, key, deadline))
+                rows.append(self._request(client, transport, part, key, deadline))
         dimensions = {row.shape[1] for row in rows}
         if len(dimensions) != 1:
             raise EmbeddingError(f"{self.where} returned vectors of {len(dimensions)} dimensions")
@@ -107,35 +105,50 @@ class ServerEmbedder:
             )
         return key
 
-    def _client(self, key: str | None, deadline: float | None) -> openai.OpenAI:
-        timeout, retries = self.timeout, BATCH_RETRIES
-        if deadline is not None:
-            # A question's vector: one try, within what is left of the question's time.
-            timeout, retries = max(0.05, min(timeout, deadline - time.monotonic())), QUERY_RETRIES
+    def _client(self, key: str | None, transport: BoundedTransport) -> openai.OpenAI:
+        # no SDK retries: call_with_retries retries, and only while the deadline allows
         http = openai.DefaultHttpxClient(
-            transport=BoundedTransport(self.limit),
+            transport=transport,
             follow_redirects=False,
             headers={"Accept-Encoding": "identity"},
         )
         return openai.OpenAI(
             api_key=key or "unused",
             base_url=self.base_url,
-            timeout=timeout,
-            max_retries=retries,
+            timeout=self.timeout,
+            max_retries=0,
             http_client=http,
         )
 
     def _request(
-        self, client: openai.OpenAI, texts: list[str], key: str | None, deadline: float | None
+        self,
+        client: openai.OpenAI,
+        transport: BoundedTransport,
+        texts: list[str],
+        key: str | None,
+        deadline: float | None,
     ) -> numpy.typing.NDArray[numpy.float32]:
-        if deadline is not None and time.monotonic() >= deadline:
-            raise EmbeddingError(f"no time was left to ask {self.where} for a vector")
-        try:
-            reply = client.embeddings.create(
+        def attempt() -> Any:
+            # each attempt ends by the deadline and within the configured timeout
+            end = time.monotonic() + self.timeout
+            transport.deadline = end if deadline is None else min(end, deadline)
+            if remaining(transport.deadline) <= 0:
+                raise EmbeddingError(f"no time was left to ask {self.where} for vectors")
+            return client.embeddings.create(
                 model=self.model,
                 input=texts,
                 # no header at all without a key (see scout.providers.openai)
                 extra_headers={} if key else {"Authorization": openai.Omit()},
+            )
+
+        # A question's vector is worth one try: retrieval goes on by words without it.
+        retries = QUERY_RETRIES if deadline is not None else BATCH_RETRIES
+        try:
+            reply = call_with_retries(
+                attempt,
+                retries=retries,
+                deadline=deadline if deadline is not None else time.monotonic() + self.timeout,
+                classify=retryable,
             )
         except openai.APIStatusError as exc:
             said = scrub(server_message(exc.body), key)

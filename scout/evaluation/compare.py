@@ -16,6 +16,7 @@ from scout.errors import ConfigError
 _SECTIONS = ("bands", "citations", "retrieval", "floor", "cost", "latency_ms")
 # Sections that runs of an older Scout lack: compared where a run has them.
 _LATER_SECTIONS = ("expansion",)
+MAX_DEPTH = 8  # an eval document's figures nest three deep (bands.answerable.n)
 
 
 @dataclass(frozen=True)
@@ -60,15 +61,31 @@ def read_run(path: Path) -> dict[str, Any]:
         document = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: not found (write it with `scout eval FILE --json`)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{path}: not an eval JSON document: {exc}") from exc
+    except (OSError, ValueError) as exc:
+        # ValueError: not UTF-8, not JSON, or an integer past Python's 4,300 digits
+        raise ConfigError(f"{path}: not an eval JSON document: {_first_line(exc)}") from exc
+    except RecursionError:
+        raise ConfigError(f"{path}: not an eval JSON document: nested too deeply") from None
     if not isinstance(document, dict) or not all(
         isinstance(document.get(key), dict) for key in _SECTIONS
     ):
         raise ConfigError(f"{path}: not an eval JSON document (write it with `scout eval --json`)")
     if not isinstance(document.get("rows", []), list):
         raise ConfigError(f"{path}: its `rows` is not a list")
+    if any(_depth(document[key]) > MAX_DEPTH for key in _SECTIONS):
+        raise ConfigError(f"{path}: not an eval JSON document: its figures nest too deeply")
     return document
+
+
+def _depth(value: Any, seen: int = 0) -> int:
+    """How deep ``value``'s objects nest, counted no further than past MAX_DEPTH."""
+    if not isinstance(value, dict) or seen > MAX_DEPTH:
+        return seen
+    return max((_depth(inner, seen + 1) for inner in value.values()), default=seen + 1)
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 
 
 def _flatten(document: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,9 @@ Boundary rules (NOTES.md): ``is_error`` is the failure flag even when the subtyp
 reply can be ``is_error: false`` and still lack ``structured_output``, so it is validated here; the
 CLI retries an unreachable API for a long time, so it always runs under a timeout, in its own
 process group (killed whole on expiry) and in an empty working directory (no project context
-leaks in). Every failure becomes ProviderError.
+leaks in). Its timeout is the provider's ``timeout`` or the time left until the task's deadline,
+whichever ends first (ProviderTimeout, the child's whole process group killed). Every failure
+becomes ProviderError.
 """
 
 from __future__ import annotations
@@ -16,16 +18,19 @@ import signal
 import subprocess
 import tempfile
 import threading
+import time
 from typing import Any
 
 from pydantic import ValidationError
 
 from scout.environment import child_environment
-from scout.errors import ProviderError
+from scout.errors import ProviderError, ProviderTimeout
 from scout.providers.base import MAX_REPLY_BYTES, Metered, T, Task, Usage
 
 DEFAULT_TIMEOUT = 120.0
 BINARY = "claude"
+MAX_TOKEN_COUNT = 100_000_000  # a count above this in one reply is the CLI's bug, not usage
+MAX_COST_USD = 1_000_000.0
 
 # Every running ``claude`` child, so an interrupted command can kill them: each runs in its own
 # session, so a Ctrl-C at the terminal never reaches it, and a sweep may run several at once.
@@ -88,13 +93,23 @@ class ClaudeLocalProvider:
                 "the claude CLI is not on PATH: install Claude Code, "
                 "or set answer.provider = 'anthropic' or 'offline' (or pass --provider)"
             )
-        code, stdout, stderr = self._invoke(command(binary, self.model, task), task.user)
+        code, stdout, stderr = self._invoke(
+            command(binary, self.model, task), task.user, task.deadline
+        )
         # An addresses task's question is issue prose: whatever the CLI says back may quote it,
         # so its own words never reach an error message there (they would be printed and logged).
         output = parse_reply(code, stdout, stderr, task.output, quote=task.kind != "addresses")
         return Metered(output, reply_usage(stdout))
 
-    def _invoke(self, argv: list[str], stdin: str) -> tuple[int, bytes, bytes]:
+    def _invoke(
+        self, argv: list[str], stdin: str, deadline: float | None
+    ) -> tuple[int, bytes, bytes]:
+        timeout = self.timeout
+        if deadline is not None:
+            timeout = min(timeout, deadline - time.monotonic())
+            if timeout <= 0:
+                raise ProviderTimeout("the answer's deadline passed before the claude CLI started")
+        by_deadline = timeout < self.timeout
         with tempfile.TemporaryDirectory(prefix="scout-claude-") as workdir:
             try:
                 process = subprocess.Popen(
@@ -111,10 +126,14 @@ class ClaudeLocalProvider:
             with _RUNNING_LOCK:
                 _RUNNING.add(process)
             try:
-                stdout, stderr = process.communicate(stdin.encode("utf-8"), timeout=self.timeout)
+                stdout, stderr = process.communicate(stdin.encode("utf-8"), timeout=timeout)
             except subprocess.TimeoutExpired as exc:
                 _kill_group(process)
-                raise ProviderError(
+                if by_deadline:
+                    raise ProviderTimeout(
+                        "the claude CLI gave no reply before the answer's deadline"
+                    ) from exc
+                raise ProviderTimeout(
                     f"the claude CLI gave no reply within {self.timeout:g} s "
                     "(is the API reachable? try `claude -p hello`)"
                 ) from exc
@@ -147,7 +166,8 @@ def parse_reply(
         raise ProviderError(f"the claude CLI replied with more than {MAX_REPLY_BYTES} bytes")
     try:
         reply = json.loads(stdout.decode("utf-8", errors="replace"))
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
+        # not JSON, nested too deeply, or an integer past Python's 4,300 digits
         reply = None
     if not isinstance(reply, dict):
         if code != 0:
@@ -186,13 +206,24 @@ def reply_usage(stdout: bytes) -> Usage:
             for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         ),
         output_tokens=_count(usage, "output_tokens"),
-        usd=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
+        usd=_cost(cost),
     )
 
 
 def _count(usage: dict[str, Any], key: str) -> int:
     value = usage.get(key)
-    return value if isinstance(value, int) and value >= 0 else 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return 0
+    return min(value, MAX_TOKEN_COUNT)
+
+
+def _cost(value: object) -> float | None:
+    """A reported cost in dollars; None when it is not one (negative, not finite, absurd)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not 0 <= value <= MAX_COST_USD:  # also false for NaN
+        return None
+    return float(value)
 
 
 def _loc(exc: ValidationError) -> str:

@@ -11,8 +11,10 @@ Rules:
   it) is asked in JSON mode (``json_object``) from then on for this provider.
 - The reply is validated by the task's own pydantic model. A reply that is not valid JSON for it,
   or that was cut at the token limit, is asked for once more; then ProviderError, never a decline.
-- 429 and 5xx are retried by the SDK, which honours ``Retry-After`` (and gives up at once when
-  the server asks for more than two minutes).
+- 429, 5xx, timeouts and lost connections are retried as the SDK would (``Retry-After`` honoured
+  up to two minutes), by :mod:`scout.providers.transport`, which also ends every socket operation
+  by the task's deadline: the whole call, retries and a dribbled reply included, ends by it
+  (ProviderTimeout), and each attempt within ``timeout`` seconds.
 - The key is read from the variable ``api_key_env`` names, at call time, and sent only as the
   ``Authorization`` header; with no key, no such header is sent (a local server needs none). It is
   scrubbed from every error message, even when the server's own text quotes it, and the config
@@ -21,21 +23,25 @@ Rules:
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import ssl
-from collections.abc import Iterator
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx2
 import openai
 from pydantic import BaseModel, ValidationError
 
 from scout.config import Endpoint
-from scout.errors import ProviderError
+from scout.errors import ProviderError, ProviderTimeout
 from scout.providers.base import MAX_REPLY_BYTES, Metered, T, Task, Usage
+from scout.providers.transport import (
+    BoundedTransport,
+    ReplyRefused,
+    Retryable,
+    call_with_retries,
+    remaining,
+)
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 2
@@ -55,53 +61,6 @@ REDACTED = "[key withheld]"
 # Pieces of the key this long or longer are scrubbed too: servers quote keys partly masked
 # ("Incorrect API key provided: sk-proj-****abcd").
 MIN_KEY_PIECE = 8
-
-
-class ReplyRefused(Exception):
-    """Raised inside the transport for a reply Scout will not read: too large, or compressed
-    (Scout asks for ``identity``, so a compressed body could be a decompression bomb)."""
-
-
-class _BoundedStream(httpx2.SyncByteStream):
-    def __init__(self, stream: httpx2.SyncByteStream, limit: int) -> None:
-        self._stream, self._limit = stream, limit
-
-    def __iter__(self) -> Iterator[bytes]:
-        seen = 0
-        for chunk in self._stream:
-            seen += len(chunk)
-            if seen > self._limit:
-                raise ReplyRefused(f"a reply over {self._limit} bytes")
-            yield chunk
-
-    def close(self) -> None:
-        self._stream.close()
-
-
-@functools.cache
-def _tls() -> ssl.SSLContext:
-    # Loading the CA bundle takes tens of milliseconds, more than the rest of a call to a local
-    # server: it is done once per process, and the context is shared (it is thread-safe).
-    return httpx2.create_ssl_context()
-
-
-class BoundedTransport(httpx2.HTTPTransport):
-    """HTTP with every reply's body bounded by ``limit`` bytes, as it is read."""
-
-    def __init__(self, limit: int = MAX_BODY_BYTES) -> None:
-        super().__init__(verify=_tls())
-        self.limit = limit
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = super().handle_request(request)
-        encoding = response.headers.get("content-encoding", "identity").strip().lower()
-        if encoding != "identity":
-            response.close()
-            raise ReplyRefused(f"a reply compressed with {encoding[:20]!r}")
-        stream = response.stream
-        assert isinstance(stream, httpx2.SyncByteStream)
-        response.stream = _BoundedStream(stream, self.limit)
-        return response
 
 
 def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -205,7 +164,16 @@ def _count(value: object) -> int:
     return min(max(value, 0), MAX_TOKEN_COUNT)
 
 
-def _where(base_url: str) -> str:
+def retryable(exc: Exception) -> Retryable | None:
+    """What the retry policy needs of an SDK failure (None: not an HTTP failure)."""
+    if isinstance(exc, openai.APIStatusError):
+        return Retryable(exc.status_code, exc.response.headers)
+    if isinstance(exc, openai.APIConnectionError):  # APITimeoutError is one
+        return Retryable()
+    return None
+
+
+def server_name(base_url: str) -> str:
     """The server as an error message names it: scheme, host and path, never a userinfo part."""
     parts = urlsplit(base_url)
     host = parts.hostname or "?"
@@ -255,21 +223,23 @@ class OpenAIProvider:
         key = self._key()
         usage = Usage(usd=self._cost(0, 0))
         problem = ""
-        with self._client(key) as client:
+        transport = BoundedTransport(MAX_BODY_BYTES)
+        with self._client(key, transport) as client:
             for _ in range(ATTEMPTS):
-                completion = self._complete(client, task, key)
+                completion = self._complete(client, transport, task, key)
                 usage += self._usage(completion)
                 output, problem = self._parse(completion, task.output)
                 if output is not None:
                     return Metered(output, usage)
         raise ProviderError(f"the model's reply was unusable twice: {problem}")
 
-    def _client(self, key: str | None) -> openai.OpenAI:
+    def _client(self, key: str | None, transport: BoundedTransport) -> openai.OpenAI:
         # The SDK refuses an empty key ("Missing credentials"): with none, a placeholder satisfies
         # it, and each request omits the Authorization header (see _request).
         # No redirects: the key is for the configured server, and only it is contacted.
+        # No SDK retries: call_with_retries retries, and only while the task's deadline allows.
         http = openai.DefaultHttpxClient(
-            transport=BoundedTransport(),
+            transport=transport,
             follow_redirects=False,
             headers={"Accept-Encoding": "identity"},
         )
@@ -277,7 +247,7 @@ class OpenAIProvider:
             api_key=key or "unused",
             base_url=self.endpoint.base_url,
             timeout=self.timeout,
-            max_retries=self.max_retries,
+            max_retries=0,
             http_client=http,
         )
 
@@ -305,24 +275,45 @@ class OpenAIProvider:
             "extra_headers": {} if key else {"Authorization": openai.Omit()},
         }
 
-    def _complete(self, client: openai.OpenAI, task: Task[Any], key: str | None) -> Any:
-        """One completion, adapting once to each documented refusal of a request's shape."""
+    def _complete(
+        self, client: openai.OpenAI, transport: BoundedTransport, task: Task[Any], key: str | None
+    ) -> Any:
+        """One completion (retried as :func:`call_with_retries` allows), adapting once to each
+        documented refusal of a request's shape; ProviderTimeout past the task's deadline."""
+
+        def attempt() -> Any:
+            # each attempt ends by the task's deadline and within the provider's own timeout
+            end = time.monotonic() + self.timeout
+            transport.deadline = end if task.deadline is None else min(end, task.deadline)
+            if remaining(transport.deadline) <= 0:
+                raise ProviderTimeout(self._late(task))
+            return client.chat.completions.create(**self._request(task, key))
+
         while True:
             try:
-                return client.chat.completions.create(**self._request(task, key))
+                return call_with_retries(
+                    attempt, retries=self.max_retries, deadline=task.deadline, classify=retryable
+                )
             except openai.APIStatusError as exc:
                 if not self._adapt(exc):
                     raise self._translate(exc, task, key) from exc
             except openai.OpenAIError as exc:
                 raise self._translate(exc, task, key) from exc
             except ReplyRefused as exc:
-                where = _where(self.endpoint.base_url)
+                where = server_name(self.endpoint.base_url)
                 raise ProviderError(f"{where} sent {exc}, which Scout does not read") from exc
-            except (json.JSONDecodeError, RecursionError) as exc:
-                # the SDK parses a 200's body itself, and lets a broken (or absurdly nested) one
-                # through as is
-                where = _where(self.endpoint.base_url)
+            except (ValueError, RecursionError) as exc:
+                # the SDK parses a 200's body itself, and lets a broken one through as is: not
+                # JSON, absurdly nested, not UTF-8 (UnicodeDecodeError) or an integer past
+                # Python's 4,300 digits (ValueError)
+                where = server_name(self.endpoint.base_url)
                 raise ProviderError(f"{where} replied with a body that is not JSON") from exc
+
+    def _late(self, task: Task[Any]) -> str:
+        where = server_name(self.endpoint.base_url)
+        if task.deadline is not None and remaining(task.deadline) <= 0:
+            return f"{where} gave no complete reply before the answer's deadline"
+        return f"{where} gave no reply within {self.timeout:g} s"
 
     def _adapt(self, exc: openai.APIStatusError) -> bool:
         """Change the request to what the server asks for, once per kind; False when nothing
@@ -343,7 +334,7 @@ class OpenAIProvider:
         return False
 
     def _translate(self, exc: openai.OpenAIError, task: Task[Any], key: str | None) -> Exception:
-        where = _where(self.endpoint.base_url)
+        where = server_name(self.endpoint.base_url)
         variable = self.endpoint.api_key_env
         if isinstance(exc, openai.APIStatusError):
             # An addresses task's question is issue prose: a server's echo of the request never
@@ -369,7 +360,7 @@ class OpenAIProvider:
             retried = f" after {self.max_retries} retries" if status >= 500 else ""
             return ProviderError(f"{where} failed with HTTP {status}{retried}{detail}")
         if isinstance(exc, openai.APITimeoutError):
-            return ProviderError(f"{where} gave no reply within {self.timeout:g} s")
+            return ProviderTimeout(self._late(task))
         if isinstance(exc, openai.APIConnectionError):
             return ProviderError(f"cannot reach {where}: is the server running?")
         if isinstance(exc, openai.APIResponseValidationError):

@@ -54,7 +54,9 @@ def fuse(
     merged: dict[int, PassageHit] = {hit.id: hit for hit in lexical}
     for hit in dense:
         held = merged.get(hit.id)
-        merged[hit.id] = hit if held is None else dataclasses.replace(held, dense_rank=hit.dense_rank)
+        merged[hit.id] = (
+            hit if held is None else dataclasses.replace(held, dense_rank=hit.dense_rank)
+        )
     weight = DENSE_WEIGHT_EXPANDED if expanded else DENSE_WEIGHT
     if MODE == "convex":
         score = _convex(lexical, cosine, weight)

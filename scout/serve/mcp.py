@@ -14,8 +14,10 @@ from typing import Any
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
+from starlette.requests import Request
 
 from scout.errors import Refused
+from scout.serve.routes import address, bearer
 from scout.serve.service import STDIO_CLIENT, Service
 
 INSTRUCTIONS = (
@@ -28,13 +30,9 @@ INSTRUCTIONS = (
 
 def _client(service: Service, context: Context) -> str:
     request = context.request_context.request
-    if request is None:
+    if not isinstance(request, Request):
         return STDIO_CLIENT
-    headers = getattr(request, "headers", {})
-    scheme, _, value = str(headers.get("authorization", "")).partition(" ")
-    key = value.strip() if scheme.lower() == "bearer" else headers.get("x-scout-key")
-    client = getattr(request, "client", None)
-    return service.client(key or None, client.host if client else None)
+    return service.client(bearer(request), address(request, service))
 
 
 def _text(document: Any, *, error: bool = False) -> CallToolResult:
@@ -43,13 +41,14 @@ def _text(document: Any, *, error: bool = False) -> CallToolResult:
 
 
 async def _answer(
-    service: Service, context: Context, call: Callable[[], Awaitable[Any]]
+    service: Service, context: Context, call: Callable[[str], Awaitable[Any]]
 ) -> CallToolResult:
     # A refusal is returned, not raised: raised, the SDK would prefix its text and it would no
     # longer be the API's JSON error document.
     try:
-        service.admit(_client(service, context))
-        document = await call()
+        client = _client(service, context)
+        service.admit(client)
+        document = await call(client)
     except Refused as refused:
         return _text(service.refused(refused), error=True)
     return _text(document)
@@ -65,7 +64,9 @@ def build_mcp(service: Service) -> MCPServer:
     ) -> CallToolResult:
         """The passages retrieval finds for QUESTION, best first: the `scout search --json` list
         (rank, score, project, path, heading, lines, sha, url, source). No model is called."""
-        return await _answer(service, context, lambda: service.search(question, limit, project))
+        return await _answer(
+            service, context, lambda client: service.search(question, limit, project, client=client)
+        )
 
     @server.tool(structured_output=False)
     async def ask_docs(
@@ -73,7 +74,9 @@ def build_mcp(service: Service) -> MCPServer:
     ) -> CallToolResult:
         """Answer QUESTION from the documentation with checked citations, or decline with a
         reason: the `scout ask --json` document (outcome, answer, reason, citations, passages)."""
-        return await _answer(service, context, lambda: service.ask(question, project))
+        return await _answer(
+            service, context, lambda client: service.ask(question, project, client=client)
+        )
 
     return server
 

@@ -1,7 +1,8 @@
 """The server's Prometheus metrics, in a registry of its own (never the process-global one).
 
-Questions by outcome, refusals and failures by error code, answer latency, provider tokens. An
-app built twice in one process (tests) gets two registries, so no name is registered twice.
+Questions by outcome, refusals and failures by error code, answer latency, provider tokens, and
+connections closed for being slow or past the cap. An app built twice in one process (tests) gets
+two registries, so no name is registered twice.
 """
 
 from __future__ import annotations
@@ -48,6 +49,13 @@ class Metrics:
         self.in_flight = Gauge(
             "scout_answers_in_flight", "Answers being composed now", registry=self.registry
         )
+        self.connections_closed = Counter(
+            "scout_connections_closed",
+            "Connections closed by the server: slow (no whole request within header_timeout), "
+            "evicted (the oldest waiting one, at the connection cap) or refused (at the cap)",
+            ["reason"],
+            registry=self.registry,
+        )
 
     def answered(self, outcome: str, seconds: float) -> None:
         self.questions.labels(outcome=outcome).inc()
@@ -55,6 +63,9 @@ class Metrics:
 
     def failed(self, code: str) -> None:
         self.errors.labels(code=code).inc()
+
+    def closed(self, reason: str) -> None:
+        self.connections_closed.labels(reason=reason).inc()
 
     def used(self, usage: Usage) -> None:
         self.tokens.labels(direction="input").inc(usage.input_tokens)

@@ -8,6 +8,7 @@ as ``POST /api/v1/ask``, its result rendered as HTML; nothing a request sends is
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -23,10 +24,13 @@ from scout.serve.service import Service
 from scout.store import Store
 from scout.verdict import Status, status_filters
 
+logger = logging.getLogger("scout.serve")
+
 # Fields a form may carry: the question and, where keys are needed, the key.
 MAX_FORM_FIELDS = 4
 SIGNPOST_STATUSES = (Status.REJECTED.value, Status.ACCEPTED.value, Status.WITHDRAWN.value, "all")
 DEFAULT_SIGNPOSTS, MAX_SIGNPOSTS = 50, 1_000
+DEFAULT_GAPS, MAX_GAPS, MAX_PAGE = 50, 500, 10_000
 
 
 def service_of(request: Request) -> Service:
@@ -43,8 +47,19 @@ def bearer(request: Request) -> str | None:
     return request.headers.get("x-scout-key") or None
 
 
-def address(request: Request) -> str | None:
-    return request.client.host if request.client else None
+def address(request: Request, service: Service) -> str:
+    """The client's address: the peer, or the one a trusted proxy forwards (``[serve]
+    trusted_proxies``); never anything else the request says."""
+    peer = request.client.host if request.client else None
+    forwarded = request.headers.get("x-forwarded-for")
+    if not service.warned_forwarded and service.security.untrusted_forwarder(peer, forwarded):
+        service.warned_forwarded = True  # once: the log is no place for every request
+        logger.warning(
+            "X-Forwarded-For from %s, which serve.trusted_proxies does not list: not read "
+            "(behind a proxy, list it, or every client is the proxy's address)",
+            peer,
+        )
+    return service.security.client_address(peer, forwarded)
 
 
 def error_response(service: Service, refused: Refused) -> JSONResponse:
@@ -52,16 +67,18 @@ def error_response(service: Service, refused: Refused) -> JSONResponse:
     return JSONResponse(service.refused(refused), status_code=refused.status, headers=headers)
 
 
-def _admitted(request: Request, *, maintainer: bool = False) -> Service:
+def _admitted(request: Request, *, maintainer: bool = False) -> tuple[Service, str]:
     service = service_of(request)
-    service.admit(service.client(bearer(request), address(request), maintainer=maintainer))
-    return service
+    client = service.client(bearer(request), address(request, service), maintainer=maintainer)
+    service.admit(client)
+    return service, client
 
 
 async def _json_body(request: Request) -> dict[str, Any]:
     try:
         body = json.loads(await request.body())
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
+        # not UTF-8, not JSON, nested too deeply, or an integer past Python's 4,300 digits
         raise Refused(400, "bad_request", "the body must be a JSON object") from None
     if not isinstance(body, dict):
         raise Refused(400, "bad_request", "the body must be a JSON object")
@@ -69,41 +86,45 @@ async def _json_body(request: Request) -> dict[str, Any]:
 
 
 async def ask(request: Request) -> Response:
-    service = _admitted(request)
+    service, client = _admitted(request)
     body = await _json_body(request)
     if "question" not in body:
         raise Refused(400, "bad_request", 'the body needs "question"')
-    return JSONResponse(await service.ask(body["question"], body.get("project")))
+    document = await service.ask(body["question"], body.get("project"), client=client)
+    return JSONResponse(document)
 
 
 async def search(request: Request) -> Response:
-    service = _admitted(request)
+    service, client = _admitted(request)
     query = request.query_params
     if "q" not in query:
         raise Refused(400, "bad_request", "search needs q=QUESTION")
     projects = query.getlist("project") or None
-    return JSONResponse(await service.search(query["q"], query.get("limit"), projects))
+    found = await service.search(query["q"], query.get("limit"), projects, client=client)
+    return JSONResponse(found)
 
 
 async def gaps(request: Request) -> Response:
-    service = _admitted(request, maintainer=True)
+    service, _ = _admitted(request, maintainer=True)
     since = _since(request)
+    limit = _whole(request, "limit", DEFAULT_GAPS, MAX_GAPS)
+    page = _whole(request, "page", 1, MAX_PAGE)
+    start = (page - 1) * limit
 
     def backlog(store: Store) -> list[dict[str, Any]]:
-        return [group.to_json() for group in gap_backlog(store, since=since)]
+        ranked = gap_backlog(store, since=since)
+        return [group.to_json() for group in ranked[start : start + limit]]
 
     return JSONResponse(await service.read(backlog))
 
 
 async def signposts(request: Request) -> Response:
-    service = _admitted(request, maintainer=True)
+    service, _ = _admitted(request, maintainer=True)
     query = request.query_params
     status = query.get("status", Status.REJECTED.value)
     if status not in SIGNPOST_STATUSES:
         raise Refused(400, "bad_request", f"status must be one of {', '.join(SIGNPOST_STATUSES)}")
-    limit = query.get("limit", str(DEFAULT_SIGNPOSTS))
-    if not limit.isdigit() or not 1 <= int(limit) <= MAX_SIGNPOSTS:
-        raise Refused(400, "bad_request", f"limit must be from 1 to {MAX_SIGNPOSTS}")
+    limit = _whole(request, "limit", DEFAULT_SIGNPOSTS, MAX_SIGNPOSTS)
     project = query.get("project") or None
     since = _since(request)
 
@@ -112,11 +133,19 @@ async def signposts(request: Request) -> Response:
             **status_filters(status, None),
             project=project,
             since=parse_since(since) if since else None,
-            limit=int(limit),
+            limit=limit,
         )
         return [{**row.to_json(), "status": str(row.state)} for row in rows]
 
     return JSONResponse(await service.read(verdicts))
+
+
+def _whole(request: Request, name: str, default: int, most: int) -> int:
+    """A whole-number query parameter from 1 to ``most`` (400 for anything else)."""
+    text = request.query_params.get(name, str(default))
+    if not (text.isascii() and text.isdigit() and len(text) <= 6 and 1 <= int(text) <= most):
+        raise Refused(400, "bad_request", f"{name} must be a whole number from 1 to {most}")
+    return int(text)
 
 
 def _since(request: Request) -> str | None:
@@ -174,8 +203,9 @@ async def home_ask(request: Request) -> Response:
             raise Refused(400, "bad_request", "the form has too many fields") from None
         question = (fields.get("question") or [""])[0]
         key = (fields.get("key") or [""])[0] or bearer(request)
-        service.admit(service.client(key, address(request)))
-        result = await service.ask(question)
+        client = service.client(key, address(request, service))
+        service.admit(client)
+        result = await service.ask(question, client=client)
     except Refused as refused:
         shown = question[: service.settings.max_question_chars]
         response = _page(

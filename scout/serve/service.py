@@ -6,11 +6,19 @@ cores as the CLI (:func:`scout.answer.ask`, :func:`scout.retrieve.retrieve`), so
 exactly ``scout ask --json`` and ``scout search --json``. A decline is a 200; a refusal or an
 incident is a :class:`~scout.errors.Refused` carrying its status. Each worker thread keeps its own
 store connection open (warm); SQLite in WAL mode shows it what ``scout index`` commits meanwhile.
+
+A client is its valid key, else its address (:mod:`scout.serve.security`); an unknown key spends
+its address's rate before its 401, so guessing keys is rate limited. Every model call (an answer,
+or a search that asks the model for terms) runs in an answer slot, at most
+``max_concurrent_answers_per_client`` of them per client, and carries the deadline
+``answer_timeout`` sets (``Task.deadline``): the providers end the whole call by it, so the slot
+is free within a second of the 504.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import hmac
 import logging
@@ -27,15 +35,16 @@ from typing import Any, TypeVar
 from scout.answer import ask as answer_question
 from scout.answer import search as search_passages
 from scout.config import Config
-from scout.errors import ProviderError, Refused, ScoutError, StoreError, UsageError
+from scout.errors import ProviderError, ProviderTimeout, Refused, ScoutError, StoreError, UsageError
 from scout.hits import hits_json
 from scout.providers import configured_provider
 from scout.providers.base import Metered, Provider, T, Task, run_metered
 from scout.retrieve.question import MAX_SEARCH, MIN_PASSAGES
 from scout.retrieve.settings import RetrievalSettings
 from scout.safe_text import printable
-from scout.serve.limits import AnswerSlots, RateLimiter
+from scout.serve.limits import AnswerSlots, ClientSlots, RateLimiter
 from scout.serve.metrics import Metrics
+from scout.serve.security import Security
 from scout.store import Store
 
 logger = logging.getLogger("scout.serve")
@@ -87,19 +96,23 @@ class Workers:
                 future.set_exception(exc)
 
 
-class _Counted:
-    """A provider whose token use reaches the metrics (the question log gets it as before)."""
+class _Bounded:
+    """A provider whose every task ends by the answer's deadline (the earlier of the task's own
+    and the slot's) and whose token use reaches the metrics (the question log gets it as before).
+    """
 
-    def __init__(self, provider: Provider, metrics: Metrics) -> None:
+    def __init__(self, provider: Provider, metrics: Metrics, deadline: float) -> None:
         self.provider = provider
         self.metrics = metrics
+        self.deadline = deadline
         self.name = provider.name
 
     def run(self, task: Task[T]) -> T:
         return self.run_metered(task).output
 
     def run_metered(self, task: Task[T]) -> Metered[T]:
-        metered = run_metered(self.provider, task)
+        deadline = self.deadline if task.deadline is None else min(task.deadline, self.deadline)
+        metered = run_metered(self.provider, dataclasses.replace(task, deadline=deadline))
         self.metrics.used(metered.usage)
         return metered
 
@@ -116,54 +129,75 @@ def _known(key: str, keys: frozenset[str]) -> bool:
 class Service:
     """The serving core for one config: limits, metrics, warm stores and the answer threads."""
 
-    def __init__(self, config: Config, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        security: Security | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.config = config
         serve = config.serve
         self.settings = serve
+        self.security = security or Security.of(config)
         self.metrics = Metrics()
+        # Addresses and keys apart: addresses sprayed from many machines never push a keyed
+        # client (a bot) out of its table.
         self.rate = RateLimiter(*serve.rate(), clock=clock)
+        self.key_rate = RateLimiter(*serve.rate(), clock=clock)
         self.slots = AnswerSlots(serve.max_concurrent_answers, serve.queue_timeout)
-        self.api_keys = serve.keys("api_keys_env")
-        self.maintainer_keys = serve.keys("maintainer_keys_env")
+        self.client_slots = ClientSlots(
+            serve.max_concurrent_answers_per_client, serve.queue_timeout
+        )
+        self.api_keys = self.security.api_keys
+        self.maintainer_keys = self.security.maintainer_keys
         # One thread per answer slot: the slots, not the pool, decide who waits.
         self._answers = Workers(serve.max_concurrent_answers, "scout-answer")
         self._reads = Workers(SEARCH_THREADS, "scout-read")
         self._local = threading.local()
         self._outcomes: Counter[str] = Counter({"answered": 0, "declined": 0})
         self._retrieval: RetrievalSettings | None = None
+        self.warned_forwarded = False  # a proxy missing from trusted_proxies is said once
 
     # -- who is asking
 
     def client(self, key: str | None, address: str | None, *, maintainer: bool = False) -> str:
-        """The rate-limit identity for a request, after its key is checked (401 or 403)."""
+        """The rate-limit identity for a request, after its key is checked (401 or 403); an
+        unknown or missing key spends the address's rate first (429 once it is spent)."""
+        by_address = f"addr:{address or 'unknown'}"
         if maintainer:
             if self.maintainer_keys is None:
                 raise Refused(
                     404, "not_found", "maintainer routes are off: set maintainer_keys_env"
                 )
+            if key and _known(key, self.maintainer_keys):
+                return _key_id(key)
+            if key and self.api_keys is not None and _known(key, self.api_keys):
+                raise Refused(403, "forbidden", "this key is not a maintainer key")
+            self.rate.take(by_address)
             if not key:
                 raise Refused(401, "unauthorized", "this route needs a maintainer key")
-            if not _known(key, self.maintainer_keys):
-                raise Refused(403, "forbidden", "this key is not a maintainer key")
+            raise Refused(401, "unauthorized", "unknown maintainer key")
+        if self.api_keys is None:
+            # no keys: whatever key header a request sends, its address is the client
+            return by_address
+        if key and (_known(key, self.api_keys) or _known(key, self.maintainer_keys or frozenset())):
             return _key_id(key)
-        if self.api_keys is not None:
-            if not key:
-                raise Refused(401, "unauthorized", "send an API key: Authorization: Bearer KEY")
-            known = _known(key, self.api_keys)
-            if not known and not (self.maintainer_keys and _known(key, self.maintainer_keys)):
-                raise Refused(401, "unauthorized", "unknown API key")
-        return _key_id(key) if key else f"addr:{address or 'unknown'}"
+        self.rate.take(by_address)
+        if not key:
+            raise Refused(401, "unauthorized", "send an API key: Authorization: Bearer KEY")
+        raise Refused(401, "unauthorized", "unknown API key")
 
     def admit(self, client: str) -> None:
         """Spend one request of the client's rate (429 past it)."""
-        self.rate.take(client)
-
-    # -- the questions
+        (self.key_rate if client.startswith("key:") else self.rate).take(client)
 
     def check_question(self, question: object) -> str:
         """The question as text, or 400 (not text) / 413 (over ``max_question_chars``)."""
         if not isinstance(question, str):
             raise Refused(400, "bad_request", "question must be a string")
+        if not _unicode(question):
+            raise Refused(400, "bad_question", "the question is not valid Unicode text")
         limit = self.settings.max_question_chars
         if len(question) > limit:
             raise Refused(
@@ -181,7 +215,9 @@ class Service:
         if (
             not isinstance(globs, list)
             or len(globs) > MAX_PROJECT_GLOBS
-            or not all(isinstance(g, str) and 0 < len(g) <= MAX_GLOB_CHARS for g in globs)
+            or not all(
+                isinstance(g, str) and 0 < len(g) <= MAX_GLOB_CHARS and _unicode(g) for g in globs
+            )
         ):
             raise Refused(
                 400,
@@ -191,31 +227,68 @@ class Service:
             )
         return globs
 
-    async def ask(self, question: object, project: object = None) -> dict[str, Any]:
+    async def ask(
+        self, question: object, project: object = None, *, client: str = STDIO_CLIENT
+    ) -> dict[str, Any]:
         """The ``scout ask --json`` document for ``question`` (answered or declined alike)."""
         text = self.check_question(question)
         projects = self.check_projects(project)
-        loop = asyncio.get_running_loop()
-        await self.slots.acquire()
-        self.metrics.in_flight.inc()
         started = time.monotonic()
+        document: dict[str, Any] = await self._in_slot(client, self._ask, text, projects, client)
+        self.metrics.answered(document["outcome"], time.monotonic() - started)
+        self._outcomes[document["outcome"]] += 1
+        return document
+
+    async def search(
+        self,
+        question: object,
+        limit: object = None,
+        project: object = None,
+        *,
+        client: str = STDIO_CLIENT,
+    ) -> list[dict[str, Any]]:
+        """The ``scout search --json`` list for ``question``: in an answer slot, under
+        ``answer_timeout``, when it asks the model for terms; on a read thread otherwise."""
+        text = self.check_question(question)
+        projects = self.check_projects(project)
+        count = self._limit(limit)
+        if self._expands():
+            return await self._in_slot(client, self._search, text, count, projects)
         try:
-            future = self._answers.submit(_store_errors, self.config, self._ask, text, projects)
+            return await self._in(self._reads, self._search, None, text, count, projects)
+        except ScoutError as exc:
+            raise self.refusal(exc) from exc
+
+    def _expands(self) -> bool:
+        """Whether retrieval asks the model for terms (then a search is a model call)."""
+        return self.retrieval().expand
+
+    async def _in_slot(self, client: str, work: Callable[..., R], *args: Any) -> R:
+        """``work(deadline, *args)`` on an answer thread, holding one of the client's slots and
+        one answer slot until the thread ends (even past the 504); the deadline is
+        ``answer_timeout`` from when it starts."""
+        loop = asyncio.get_running_loop()
+        waited = time.monotonic()
+        await self.client_slots.acquire(client)
+        try:
+            await self.slots.acquire(self.settings.queue_timeout - (time.monotonic() - waited))
         except BaseException:
-            self._release()
+            self.client_slots.release(client)
             raise
-        # The slot is freed when the thread ends, not when this caller stops waiting for it.
-        future.add_done_callback(lambda _: self._release_soon(loop))
+        self.metrics.in_flight.inc()
+        timeout = self.settings.answer_timeout
         try:
-            document: dict[str, Any] = await asyncio.wait_for(
-                asyncio.shield(asyncio.wrap_future(future)), self.settings.answer_timeout
-            )
+            deadline = time.monotonic() + timeout
+            future = self._answers.submit(_store_errors, self.config, work, deadline, *args)
+        except BaseException:
+            self._release(client)
+            raise
+        # The slots are freed when the thread ends, not when this caller stops waiting for it.
+        future.add_done_callback(lambda _: self._release_soon(loop, client))
+        try:
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)
         except TimeoutError:
-            raise Refused(
-                504,
-                "answer_timeout",
-                f"no answer within {self.settings.answer_timeout:g} s: ask again later",
-            ) from None
+            raise _too_slow(timeout) from None
         except ScoutError as exc:
             raise self.refusal(exc) from exc
         except asyncio.CancelledError:
@@ -226,49 +299,44 @@ class Service:
                 "the server stopped before this answer was ready: ask again",
                 retry_after=STOPPING_RETRY,
             ) from None
-        self.metrics.answered(document["outcome"], time.monotonic() - started)
-        self._outcomes[document["outcome"]] += 1
-        return document
 
-    async def search(
-        self, question: object, limit: object = None, project: object = None
-    ) -> list[dict[str, Any]]:
-        """The ``scout search --json`` list for ``question``."""
-        text = self.check_question(question)
-        projects = self.check_projects(project)
-        count = self._limit(limit)
-        try:
-            return await self._in(self._reads, self._search, text, count, projects)
-        except ScoutError as exc:
-            raise self.refusal(exc) from exc
+    def _provider(self, deadline: float, timeout: float | None = None) -> _Bounded:
+        return _Bounded(configured_provider(self.config, timeout=timeout), self.metrics, deadline)
 
-    def _ask(self, question: str, projects: list[str]) -> dict[str, Any]:
+    def _ask(
+        self, deadline: float, question: str, projects: list[str], client: str
+    ) -> dict[str, Any]:
         answer = self.config.answer
-        # A second past the server's own limit: the 504 comes first, and the provider (its child
-        # process killed) ends just after, freeing the slot.
+        # A second past the server's own limit: the deadline ends the call first; this bounds a
+        # provider that ignores it.
         timeout = min(answer.timeout, self.settings.answer_timeout + PROVIDER_MARGIN)
         result = answer_question(
             question,
             store=self.store(),
-            provider=lambda: _Counted(
-                configured_provider(self.config, timeout=timeout), self.metrics
-            ),
+            provider=lambda: self._provider(deadline, timeout),
             passages=answer.passages,
             provider_name=answer.provider,
             projects=projects or None,
             retrieval=self.retrieval(),
+            deadline=deadline,
+            asker=client,
         )
         return result.to_json()
 
-    def _search(self, question: str, limit: int, projects: list[str]) -> list[dict[str, Any]]:
+    def _search(
+        self, deadline: float | None, question: str, limit: int, projects: list[str]
+    ) -> list[dict[str, Any]]:
+        # With a deadline the search holds an answer slot and may ask the model for terms (and
+        # write them to the expansion cache); without one it is a read, and asks no model.
         found = search_passages(
             question,
-            store=self.store(writes=False),
+            store=self.store(writes=deadline is not None),
             limit=limit,
             projects=projects or None,
-            provider=lambda: _Counted(configured_provider(self.config), self.metrics),
+            provider=None if deadline is None else (lambda: self._provider(deadline)),
             provider_name=self.config.answer.provider,
             retrieval=self.retrieval(),
+            deadline=deadline,
         )
         return hits_json(found.hits, found)
 
@@ -332,7 +400,9 @@ class Service:
         writes; an answer thread's writes the question log, and nothing else (``scout.answer``)."""
         store: Store | None = getattr(self._local, "store", None)
         if store is None:
-            store = Store.open(self.config.store.path)
+            settings = self.config.store
+            store = Store.open(settings.path, busy_timeout=settings.busy_timeout)
+            store.keep_questions(settings.question_log_days, settings.question_log_rows)
             if not writes:
                 store.refuse_writes()
             self._local.store = store
@@ -345,10 +415,16 @@ class Service:
         message = printable(str(exc), 500)
         if isinstance(exc, UsageError):
             return Refused(400, "bad_question", message)
+        if isinstance(exc, ProviderTimeout):
+            logger.error("provider timed out: %s", message)
+            return _too_slow(self.settings.answer_timeout)
         if isinstance(exc, ProviderError):
-            # an incident, not an outcome: logged for the maintainer, summarised for the asker
+            # an incident, not an outcome: logged for the maintainer; the asker learns nothing
+            # of the provider's address or words (a server's error text may echo anything)
             logger.error("provider failed: %s", message)
-            return Refused(502, "provider_failed", "the answering model failed: " + message)
+            return Refused(
+                502, "provider_failed", "the answering model failed: the server's log says why"
+            )
         if isinstance(exc, StoreError):
             logger.error("store unavailable: %s", message)
             return Refused(503, "store_unavailable", message, retry_after=30)
@@ -361,18 +437,20 @@ class Service:
         return {"error": {"code": refused.code, "message": str(refused)}}
 
     async def _in(self, pool: Workers, work: Callable[..., R], *args: Any) -> R:
+        """``work(*args)`` on a thread of ``pool``, its store's SQLite errors as StoreError."""
         return await asyncio.wrap_future(pool.submit(_store_errors, self.config, work, *args))
 
-    def _release_soon(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _release_soon(self, loop: asyncio.AbstractEventLoop, client: str) -> None:
         # Called in the answer's thread as it ends; the slots belong to the event loop.
         try:
-            loop.call_soon_threadsafe(self._release)
+            loop.call_soon_threadsafe(self._release, client)
         except RuntimeError:
             pass  # the loop is closed: the server is gone, and its slots with it
 
-    def _release(self) -> None:
+    def _release(self, client: str) -> None:
         self.metrics.in_flight.dec()
         self.slots.release()
+        self.client_slots.release(client)
 
     def outcomes(self) -> dict[str, int]:
         """Questions answered and declined since the service started."""
@@ -385,6 +463,20 @@ class Service:
         claude_local = sys.modules.get("scout.providers.claude_local")
         if claude_local is not None:
             claude_local.kill_children()
+
+
+def _unicode(text: str) -> bool:
+    """Whether ``text`` is text UTF-8 can carry: JSON's escapes can spell a lone surrogate,
+    which no store, log or page can hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _too_slow(timeout: float) -> Refused:
+    return Refused(504, "answer_timeout", f"no answer within {timeout:g} s: ask again later")
 
 
 def _store_errors(config: Config, work: Callable[..., R], *args: Any) -> R:

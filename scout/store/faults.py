@@ -140,6 +140,10 @@ class GuardedCursor:
     def rowcount(self) -> int:
         return self._cursor.rowcount
 
+    @property
+    def lastrowid(self) -> int | None:
+        return self._cursor.lastrowid
+
     def fetchone(self) -> Any:
         try:
             return self._cursor.fetchone()

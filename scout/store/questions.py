@@ -2,13 +2,18 @@
 
 A declined question keeps where retrieval looked (its best three passages' project, path,
 heading, lines and url), never what they say; a gap keeps the issue links the forge's search last
-found (project, iid, url, state), never an issue's title or text.
+found (project, iid, url, state), never an issue's title or text. Who asked is kept as a salted
+hash (the salt drawn once per store), never as the key or address itself. The log is bounded:
+each question logged trims it to ``[store] question_log_days`` and ``question_log_rows``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from scout import timefmt
@@ -17,10 +22,28 @@ from scout.store.records import QUESTION_COLUMNS, QUESTION_FIELDS, QuestionRow, 
 
 NEAREST_FIELDS = ("project", "path", "heading", "lines", "url")
 LINK_FIELDS = ("project", "iid", "url", "state")
+LOCAL_ASKER = "local"  # whoever runs scout ask on this machine: one asker
+KEEP_DAYS, KEEP_ROWS = 180, 100_000  # [store] question_log_days and question_log_rows
 
 
 class QuestionLog(Connected):
     """What ``scout ask`` records and ``scout gaps`` reads."""
+
+    keep_days = KEEP_DAYS
+    keep_rows = KEEP_ROWS
+
+    def keep_questions(self, days: int, rows: int) -> None:
+        """Bound the question log to ``days`` and ``rows`` from the next question logged."""
+        self.keep_days, self.keep_rows = days, rows
+
+    def asker_hash(self, asker: str | None) -> str:
+        """``asker`` (a client identity; None: the local user) as the log keeps it."""
+        salt = getattr(self, "_asker_salt", None)
+        if salt is None:
+            salt = self.setting("asker_salt") or ""
+            self._asker_salt = salt
+        identity = (asker or LOCAL_ASKER).encode("utf-8", "replace")
+        return hmac.new(salt.encode(), identity, hashlib.sha256).hexdigest()[:16]
 
     def log_question(
         self,
@@ -39,14 +62,18 @@ class QuestionLog(Connected):
         nearest: Sequence[dict[str, Any]] = (),
         cause: str | None = None,
         expanded: Sequence[str] | None = None,
+        asker: str | None = None,
     ) -> None:
+        """Log one question (``asker``: who asked, hashed here), then trim the log."""
+        hashed = self.asker_hash(asker)
+        asked_at = asked_at or timefmt.now()
         with self.transaction():
-            self._db.execute(
+            cursor = self._db.execute(
                 "insert into questions (asked_at, question, outcome, reason, provider, passages,"
-                " latency_ms, input_tokens, output_tokens, usd, terms, nearest, cause, expanded) "
-                "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " latency_ms, input_tokens, output_tokens, usd, terms, nearest, cause, expanded,"
+                " asker) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    asked_at or timefmt.now(),
+                    asked_at,
                     question,
                     outcome,
                     reason,
@@ -60,8 +87,18 @@ class QuestionLog(Connected):
                     json.dumps([_only(n, NEAREST_FIELDS) for n in nearest], ensure_ascii=False),
                     cause,
                     None if expanded is None else json.dumps(list(expanded), ensure_ascii=False),
+                    hashed,
                 ],
             )
+            self._trim(asked_at, cursor.lastrowid)
+
+    def _trim(self, asked_at: str, newest: int | None) -> None:
+        """Drop rows past the age and row bounds (both by index: no scan of the log); the age
+        is counted back from the question just logged (now, unless a caller says otherwise)."""
+        oldest = timefmt.stamp(timefmt.parse(asked_at) - timedelta(days=self.keep_days))
+        self._db.execute("delete from questions where asked_at < ?", [oldest])
+        if newest is not None:
+            self._db.execute("delete from questions where id <= ?", [newest - self.keep_rows])
 
     def questions(
         self, *, outcome: str | None = None, since: str | None = None

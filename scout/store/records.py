@@ -147,6 +147,8 @@ class QuestionRow:
     cause: str | None = None  # why a decline is not a gap: ``index_empty``
     # a model's suggested terms retrieval searched with; None: expansion was off
     expanded: tuple[str, ...] | None = None
+    # who asked, hashed (``QuestionLog.log_question``); None: logged before askers were kept
+    asker: str | None = None
 
 
 @dataclass(frozen=True)

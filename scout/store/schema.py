@@ -309,6 +309,22 @@ def _m12_vectors() -> str:
         """
 
 
+def _m13_question_askers() -> str:
+    """Who asked each question, so the gap backlog counts askers, not asks (one asker repeating
+    a question must not steer it), and an index to trim the log by age as it grows.
+
+    ``asker`` is a salted hash of the server's client identity (a key's digest or an address;
+    the CLI's user is one local asker), never the identity itself; the salt is drawn once per
+    store. Rows logged before have none, and count as one asker each, as they counted before.
+    """
+    return """
+        alter table questions add column asker text;
+        create index questions_asked_at on questions (asked_at);
+        insert or ignore into settings (key, value)
+            values ('asker_salt', lower(hex(randomblob(16))));
+        """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     _m1_corpus,
     _m2_questions,
@@ -322,6 +338,7 @@ MIGRATIONS: list[Callable[[], str]] = [
     _m10_identifier_words,
     _m11_expansion_cache,
     _m12_vectors,
+    _m13_question_askers,
 ]
 
 

@@ -63,6 +63,16 @@ whose message quotes the Authorization header whole); ``no_usage`` (a success wi
 ``usage``); the malformed: ``nested_body`` (a 200 nested 200,000 arrays deep),
 ``nested_content`` (content nested 100,000 deep), ``wrong_types`` (``choices`` a string),
 ``bad_usage`` (token counts that are not counts).
+
+Hostile modes, the third review's attacks (no real server does these on purpose; a broken proxy
+or a hostile one in front of the model can): ``hang`` (reads the request, never answers);
+``dribble`` (a 200 with its headers and a long Content-Length, then one byte of body every
+``dribble_seconds``, for ever); ``dribble_headers`` (the status line, then one header byte every
+``dribble_seconds``); ``bad_utf8`` (a 200 whose body is not UTF-8); ``huge_int`` (a 200 whose
+``usage`` holds a 5,000-digit integer); ``leaky_500`` (a 500 whose message quotes ``LEAK`` and
+the server's own address, as a server's error text can quote anything). Hangs and dribbles end
+when the fake stops or the client goes. ``modes`` picks a request's mode by a word in it (a
+question's), for servers asked several questions at once.
 """
 
 from __future__ import annotations
@@ -84,6 +94,8 @@ FLAVOURS = ("openai", "ollama", "ollama-old", "vllm", "llamacpp", "llamacpp-old"
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 HUGE_BYTES = 8 * 1024 * 1024
 USAGE = {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
+LEAK = "internal-model-host.corp secret-text-0x5eed"
+HANGS = ("hang", "dribble", "dribble_headers")
 
 
 class Refused(Exception):
@@ -108,6 +120,8 @@ class FakeOpenAI:
         schema_error: bool = False,
         reasoning: bool = False,
         slow_seconds: float = 2.0,
+        dribble_seconds: float = 0.2,
+        modes: dict[str, str] | None = None,
     ) -> None:
         if flavour not in FLAVOURS:
             raise ValueError(f"unknown flavour {flavour!r}")
@@ -121,8 +135,11 @@ class FakeOpenAI:
         self.schema_error = schema_error
         self.reasoning = reasoning
         self.slow_seconds = slow_seconds
+        self.dribble_seconds = dribble_seconds
+        self.modes = modes or {}
         self.log: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._stopped = threading.Event()
         api = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -142,6 +159,9 @@ class FakeOpenAI:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 with api._lock:
                     mode = api.script.pop(0) if len(api.script) > 1 else api.script[0]
+                    # a mode named by a word of the request (its question) wins over the script
+                    text = raw.decode("utf-8", "replace")
+                    mode = next((m for k, m in api.modes.items() if k in text), mode)
                     entry: dict[str, Any] = {
                         "path": self.path,
                         "headers": headers,
@@ -149,6 +169,11 @@ class FakeOpenAI:
                         "time": time.monotonic(),
                     }
                     api.log.append(entry)
+                if mode in HANGS:
+                    entry["body"] = json.loads(raw or b"{}")
+                    entry["status"] = 200 if mode == "dribble" else None
+                    api._hang(self, mode, entry)
+                    return
                 try:
                     entry["body"] = body = json.loads(raw or b"{}")
                     if self.path != "/v1/chat/completions":
@@ -199,6 +224,17 @@ class FakeOpenAI:
             )
         if mode == "malformed":
             return 200, b'{"id": "chatcmpl-test", "choices": [', {}
+        if mode == "bad_utf8":
+            return 200, b'{"id": "chatcmpl-\xff\xfe\xc3(", "choices": []}', {}
+        if mode == "huge_int":
+            return (
+                200,
+                b'{"id": "x", "choices": [], "usage": {"prompt_tokens": ' + b"9" * 5000 + b"}}",
+                {},
+            )
+        if mode == "leaky_500":
+            where = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+            raise Refused(500, f"upstream {LEAK} failed at {where}", "server_error")
         if mode == "nested_body":
             return 200, b'{"id": ' + b"[" * 200_000 + b"]" * 200_000 + b"}", {}
         if mode == "wrong_types":
@@ -344,10 +380,36 @@ class FakeOpenAI:
 
     _send = staticmethod(send_json)
 
+    def _hang(self, handler: BaseHTTPRequestHandler, mode: str, entry: dict[str, Any]) -> None:
+        """Hold the connection as ``mode`` says, until the fake stops or the client leaves;
+        ``entry["sent"]`` counts the bytes dribbled (what a client that gave up in time bounds)."""
+        entry["sent"] = 0
+        try:
+            if mode == "dribble":
+                handler.wfile.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                    b"content-length: 1000000\r\n\r\n"
+                )
+            elif mode == "dribble_headers":
+                handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
+            handler.wfile.flush()
+            filler = b'{"id": "' if mode == "dribble" else b"x-slow: " + b"a" * 1000
+            sent = 0
+            while not self._stopped.wait(self.dribble_seconds if mode != "hang" else 0.05):
+                if mode == "hang":
+                    continue
+                handler.wfile.write(filler[sent % len(filler) : sent % len(filler) + 1])
+                handler.wfile.flush()
+                sent += 1
+                entry["sent"] = sent
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up: what a deadline is for
+
     def __enter__(self) -> FakeOpenAI:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stopped.set()
         self.server.shutdown()
         self.server.server_close()

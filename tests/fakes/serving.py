@@ -7,6 +7,7 @@ on the way out, as systemd would.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -118,22 +119,42 @@ def claude_on_path(directory: Path) -> dict[str, str]:
     }
 
 
-def write_serve_config(directory: Path, provider: str = "offline", **serve: object) -> Path:
-    """A config for the test corpus (tests.fakes.corpus) with a ``[serve]`` table."""
-    lines = [
-        '[forge]\nkind = "local"\nurl = "https://gitlab.acme.example"\npath = "estate"',
-        'groups = ["acme"]\n',
-        f'[answer]\nprovider = "{provider}"\n',
-        '[store]\npath = "scout.db"\n',
-        "[serve]",
-    ]
-    for key, value in serve.items():
-        if isinstance(value, str):
-            lines.append(f'{key} = "{value}"')
-        elif isinstance(value, list):
-            lines.append(f"{key} = [{', '.join(repr(v).replace(chr(39), chr(34)) for v in value)}]")
-        else:
-            lines.append(f"{key} = {str(value).lower() if isinstance(value, bool) else value}")
+def write_serve_config(
+    directory: Path,
+    provider: str = "offline",
+    *,
+    tables: dict[str, dict[str, object]] | None = None,
+    **serve: object,
+) -> Path:
+    """A config for the test corpus (tests.fakes.corpus) with a ``[serve]`` table of ``serve``;
+    ``tables`` adds keys to the other tables (``answer``, ``store``) or new ones (``retrieval``).
+    """
+    sections: dict[str, dict[str, object]] = {
+        "forge": {
+            "kind": "local",
+            "url": "https://gitlab.acme.example",
+            "path": "estate",
+            "groups": ["acme"],
+        },
+        "answer": {"provider": provider},
+        "store": {"path": "scout.db"},
+    }
+    for name, values in (tables or {}).items():
+        sections.setdefault(name, {}).update(values)
+    sections["serve"] = dict(serve)
+    lines = []
+    for name, values in sections.items():
+        lines.append(f"[{name}]")
+        lines += [f"{key} = {_toml(value)}" for key, value in values.items()]
+        lines.append("")
     config = directory / "scout.toml"
-    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config.write_text("\n".join(lines), encoding="utf-8")
     return config
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str | list):
+        return json.dumps(value)  # a JSON string or list of strings is a TOML one
+    return str(value)

@@ -2,6 +2,19 @@
 
 from __future__ import annotations
 
+from scout.providers.base import Task
+from scout.providers.schema import AnswerOutput
+
+# An answer task as the providers' own suites send it (the prompt is not what they test).
+ANSWER_TASK = Task(
+    kind="answer",
+    system="You answer from passages.",
+    user="Question: How do I rotate keys?\n\nPassages: ...",
+    output=AnswerOutput,
+    question="How do I rotate keys?",
+    passages=(),
+)
+
 # An eval file over the corpus of tests/fakes/corpus.py: two answerable questions, one the docs
 # contradict, one they only cover, two they cannot answer.
 EVAL = """
