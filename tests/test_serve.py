@@ -536,3 +536,19 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return status.split(") ", 1)[1][0] != "Z"  # a zombie has ended
+
+
+def test_a_model_failing_at_expansion_is_counted_and_the_answer_still_comes(
+    corpus: Path,
+) -> None:
+    config = write_serve_config(corpus, "claude-local", rate_limit="100/minute")
+    env = {**claude_on_path(corpus), "FAKE_CLAUDE_EXPAND_MODE": "is_error"}
+    with running(config, env=env) as server:
+        asked = httpx.post(server.url + "/api/v1/ask", json={"question": "How do I rotate keys?"})
+        found = httpx.get(server.url + "/api/v1/search", params={"q": "restore a backup"})
+        metrics = httpx.get(server.url + "/metrics").text
+    assert asked.status_code == 200 and asked.json()["outcome"] == "answered"
+    assert asked.json()["expansion_error"] == "provider_failed"
+    assert found.status_code == 200 and found.json()[0]["expansion_error"] == "provider_failed"
+    line = 'scout_retrieval_fallbacks_total{code="provider_failed",stage="expansion"} 2.0'
+    assert line in metrics

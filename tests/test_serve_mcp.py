@@ -123,3 +123,25 @@ def test_http_tools_need_the_api_key_when_keys_are_set(tmp_path: Path) -> None:
         refused = httpx2.post(server.url + "/mcp", json={"jsonrpc": "2.0"})
         assert refused.status_code == 401
         assert refused.json()["error"]["code"] == "unauthorized"
+
+
+@pytest.mark.parametrize(
+    ("retrieval", "said"),
+    [
+        ({}, "No answering model is called."),
+        ({"expand": "model"}, "so a search costs a model call"),
+    ],
+)
+def test_search_docs_says_whether_it_calls_a_model(
+    tmp_path: Path, retrieval: dict[str, str], said: str
+) -> None:
+    from scout.config import load_config
+    from scout.serve.mcp import search_description
+    from scout.serve.service import Service
+
+    config = write_serve_config(tmp_path)
+    if retrieval:
+        config.write_text(config.read_text() + '\n[retrieval]\nexpand = "model"\n')
+    description = search_description(Service(load_config(config)))
+    assert said in description
+    assert "embedded" not in description  # no [retrieval.embeddings]

@@ -54,16 +54,34 @@ async def _answer(
     return _text(document)
 
 
+def search_description(service: Service) -> str:
+    """What ``search_docs`` does, saying whether it calls a model (this server's settings)."""
+    text = (
+        "The passages retrieval finds for QUESTION, best first: the `scout search --json` list "
+        "(rank, score, bm25, lexical_rank, dense_rank, project, path, heading, lines, sha, url, "
+        "source, kind, expanded)."
+    )
+    settings = service.retrieval()
+    if settings.expand:
+        text += (
+            " The answering model is asked for search terms first (the question alone is "
+            "sent; a question asked before reuses its terms), so a search costs a model call."
+        )
+    else:
+        text += " No answering model is called."
+    if settings.embeddings is not None:
+        text += " The question is also embedded to find passages by meaning."
+    return text
+
+
 def build_mcp(service: Service) -> MCPServer:
     """An MCP server whose two tools answer through ``service``."""
     server = MCPServer("scout", instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(structured_output=False)
+    @server.tool(structured_output=False, description=search_description(service))
     async def search_docs(
         question: str, context: Context, limit: int = 8, project: list[str] | None = None
     ) -> CallToolResult:
-        """The passages retrieval finds for QUESTION, best first: the `scout search --json` list
-        (rank, score, project, path, heading, lines, sha, url, source). No model is called."""
         return await _answer(
             service, context, lambda client: service.search(question, limit, project, client=client)
         )

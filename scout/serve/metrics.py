@@ -1,6 +1,7 @@
 """The server's Prometheus metrics, in a registry of its own (never the process-global one).
 
-Questions by outcome, refusals and failures by error code, answer latency, provider tokens, and
+Questions by outcome, refusals and failures by error code, answer latency, provider tokens,
+retrieval's model stages that failed (the question then searched with what was left), and
 connections closed for being slow or past the cap. An app built twice in one process (tests) gets
 two registries, so no name is registered twice.
 """
@@ -49,6 +50,13 @@ class Metrics:
         self.in_flight = Gauge(
             "scout_answers_in_flight", "Answers being composed now", registry=self.registry
         )
+        self.retrieval_fallbacks = Counter(
+            "scout_retrieval_fallbacks",
+            "Questions a model stage of retrieval failed for, searched without it: stage "
+            "expansion (the model's search terms) or dense (the question's vector), by code",
+            ["stage", "code"],
+            registry=self.registry,
+        )
         self.connections_closed = Counter(
             "scout_connections_closed",
             "Connections closed by the server: slow (no whole request within header_timeout), "
@@ -63,6 +71,13 @@ class Metrics:
 
     def failed(self, code: str) -> None:
         self.errors.labels(code=code).inc()
+
+    def fell_back(self, expansion_error: str | None, dense_error: str | None) -> None:
+        """Count what a question's retrieval went without (nothing, usually)."""
+        if expansion_error is not None:
+            self.retrieval_fallbacks.labels(stage="expansion", code=expansion_error).inc()
+        if dense_error is not None:
+            self.retrieval_fallbacks.labels(stage="dense", code=dense_error).inc()
 
     def closed(self, reason: str) -> None:
         self.connections_closed.labels(reason=reason).inc()

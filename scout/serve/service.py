@@ -321,6 +321,7 @@ class Service:
             deadline=deadline,
             asker=client,
         )
+        self.metrics.fell_back(result.expansion_error, result.dense_error)
         return result.to_json()
 
     def _search(
@@ -338,6 +339,7 @@ class Service:
             retrieval=self.retrieval(),
             deadline=deadline,
         )
+        self.metrics.fell_back(found.expansion_error, found.dense_error)
         return hits_json(found.hits, found)
 
     def retrieval(self) -> RetrievalSettings:
