@@ -60,9 +60,11 @@ def _logged(directory: Path) -> list[str]:
 
 @pytest.fixture
 def claude_dir(tmp_path: Path) -> Path:
-    """A store, a claude-local config, and bin/ with a fake ``claude`` and an empty-reply one."""
+    """A store, a claude-local config, and bin/ with a fake ``claude`` and an empty-reply one.
+    Search terms are not asked for: these are the answer call's failures, one line each (a
+    failing expansion is tests/test_expansion_default.py's)."""
     make_store(tmp_path).close()
-    write_config(tmp_path, provider="claude-local")
+    write_config(tmp_path, provider="claude-local", expand="off")
     for name, body in (
         ("claude", f'exec "{sys.executable}" "{FAKE_CLAUDE}" "$@"'),
         ("claude-empty", "cat >/dev/null; exit 0"),
