@@ -6,10 +6,33 @@ over to :mod:`scout.serve`. Neither imports the server's libraries unless it run
 
 from __future__ import annotations
 
+import errno
+import socket
+
 import click
 
 from scout.cli.runtime import Runtime, emit, json_option, pass_runtime
+from scout.errors import ConfigError
 from scout.serve import require_extra
+
+
+def check_listen(host: str, port: int) -> None:
+    """ConfigError (exit 3, one line) when ``host:port`` cannot be listened on: a port another
+    process holds, an address this machine does not have. Checked before uvicorn starts, which
+    would log its own error after "Application startup complete" and exit 1."""
+    try:
+        with socket.create_server((host, port)):
+            pass
+    except OSError as exc:
+        # create_server's own text repeats the address after the reason: the reason is enough
+        why = (exc.strerror or str(exc)).split(" (while attempting", 1)[0]
+        hint = "another process listens there (another scout serve?): stop it, or "
+        if exc.errno != errno.EADDRINUSE:
+            hint = ""
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {why.lower()}; {hint}pass --host/--port or set "
+            "[serve] host and port"
+        ) from None
 
 
 def _log_info() -> None:
@@ -39,10 +62,11 @@ def serve(runtime: Runtime, host: str | None, port: int | None, as_json: bool) -
 
     config = runtime.config
     runtime.store().close()  # a missing or unreadable store is exit 4 now, not a 503 later
+    host = host or config.serve.host
+    port = config.serve.port if port is None else port
+    check_listen(host, port)
     _log_info()
-    served = run(
-        config, host=host or config.serve.host, port=config.serve.port if port is None else port
-    )
+    served = run(config, host=host, port=port)
     emit(
         {"questions": served},
         as_json,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scout import timefmt
-from scout.errors import ForgeError, GroupNotFound, NotFound
+from scout.errors import EstateError, ForgeError, GroupNotFound, NotFound
 from scout.forge.base import (
     Commit,
     FileDiff,
@@ -57,14 +57,16 @@ class LocalForge:
         try:
             data = read_toml(target)
         except FileNotFoundError as exc:
-            raise ForgeError(
-                "unreachable", f"no estate at {self.estate} (estate.toml missing)"
+            raise EstateError(
+                "unreachable",
+                f"no estate.toml in {self.estate}: check forge.path in the config "
+                "(`scout init` writes both)",
             ) from exc
         except (OSError, TomlProblem) as exc:
-            raise ForgeError("bad data", f"{target}: {exc}") from exc
+            raise EstateError("bad data", f"{target}: {exc}") from exc
         problem = _estate_problem(data)
         if problem is not None:
-            raise ForgeError("bad data", f"{target}: {problem}")
+            raise EstateError("bad data", f"{target}: {problem}")
         return data
 
     def _project(self, row: dict[str, Any], base: str) -> Project:
@@ -99,7 +101,7 @@ class LocalForge:
         paths = [str(row.get("path", "")).strip("/") for row in rows]
         for group in groups or self.groups:
             if not any(in_groups(path, [group]) for path in paths):
-                raise GroupNotFound(group, str(self.estate / "estate.toml"))
+                raise GroupNotFound(group, str(self.estate / "estate.toml"), estate=True)
 
     def project(self, path: str) -> Project:
         self.requests["project"] += 1
@@ -323,7 +325,7 @@ class LocalForge:
                     continue
                 problem = _notes_problem(record.get("notes"))
                 if problem is not None:
-                    raise ForgeError("bad data", f"{target} line {number}: {problem}")
+                    raise EstateError("bad data", f"{target} line {number}: {problem}")
                 yield record
 
     def issues_updated_after(self, group: str, after: str | None) -> Iterator[Issue]:
