@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scout.config import load_config
+from scout.environment import invocation
 from scout.errors import UsageError
 
 if TYPE_CHECKING:
@@ -29,18 +30,6 @@ MARKER = ".scout-demo"
 # (config/demo.toml in the repository is a link to this file, for readers of the README.)
 CONFIG = resources.files("scout.demo").joinpath("demo.toml")
 EVAL_FILE = "eval.toml"  # package data beside this module: the demo estate's eval questions
-
-
-def invocation() -> str:
-    """How the user's shell can run this Scout: bare ``scout`` only when that finds this one
-    (scripts/setup does not put ``.venv/bin`` on PATH), else its absolute path."""
-    argv0 = Path(sys.argv[0])
-    if argv0.name == "scout" and argv0.exists():
-        found = shutil.which("scout")
-        if found and Path(found).resolve() == argv0.resolve():
-            return "scout"
-        return shlex.quote(str(argv0.absolute()))
-    return f"{shlex.quote(sys.executable)} -m scout"
 
 
 def prepare(directory: Path) -> Path:
