@@ -152,8 +152,8 @@ class EstateError(ForgeError):
 
 
 class Unreadable(ForgeError):
-    """Raised after a run that could not read some projects (named, each with why) and did the
-    rest: what they had is kept, and the next run reads them again."""
+    """Raised when a run could not read some projects (named, each with why) and did the rest:
+    what they had is kept, and the next run reads them again."""
 
     def __init__(self, message: str) -> None:
         self.reason = "server error"

@@ -206,19 +206,19 @@ def test_offline_mode_shows_where_to_look_and_says_it_is_no_answer(
     page.goto(offline_server.url + "/")
     _ask(page, "How do I rotate keys?")
     assert page.locator("h2#where-title").inner_text() == "Where to look"
-    note = page.locator(".where .offline").inner_text()
+    note = page.locator(".looking .offline").inner_text()
     assert note.startswith("Offline mode: no model read these passages.")
     assert page.locator("#answer-title, .answer, .decline").count() == 0
     link = page.locator("a.citation")
     assert (link.count(), link.get_attribute("href")) == (1, CRED_URL)
     assert link.inner_text() == "acme/config · docs/credentials.md lines 12–30"
-    assert page.locator(".where .heading").inner_text() == "Rotating credentials"
+    assert page.locator(".looking .heading").inner_text() == "Rotating credentials"
     # the sentences that hold the question's words, under their passage, with code as code
     assert page.locator(".matching").inner_text().startswith("To rotate the database keys, run")
     assert page.locator(".matching code").inner_text() == "vault rotate --all"
     _ask(page, "How do I rotate backups to tape storage?")
     assert page.locator("h2#where-title").inner_text() == "Not answered in offline mode"
-    said = page.locator(".where .offline").inner_text()
+    said = page.locator(".looking .offline").inner_text()
     assert "no passage covers: rotate, tape, storage" in said
     assert "does not mean the documentation lacks the answer" in said
     assert "does not cover this question" not in page.content()
