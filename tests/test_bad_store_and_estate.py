@@ -54,6 +54,15 @@ def test_a_sqlite_file_that_never_held_an_index_is_no_index(
             '[[project]]\npath = "acme/a"\n[[merge_request]]\nproject = "acme/a"\niid = "7"\n',
             "[[merge_request]] 1: `iid` must be an integer",
         ),
+        ('[[project]]\npath = "acme/a"\nrepo = 5\n', "[[project]] 1: `repo` must be a string"),
+        (
+            '[[project]]\npath = "acme/a"\nweb_url = []\n',
+            "[[project]] 1: `web_url` must be a string",
+        ),
+        (
+            '[[project]]\npath = "acme/a"\nrepo = "x"\nfolder = "y"\n',
+            "[[project]] 1: give `repo` or `folder`, not both",
+        ),
     ],
 )
 def test_an_estate_toml_of_the_wrong_shape_is_bad_data(

@@ -219,7 +219,31 @@ def test_a_plain_folder_is_read_through_snapshots_and_never_written(
     (folder / "node_modules" / "x").mkdir(parents=True)
     (folder / "node_modules" / "x" / "README.md").write_text("# dependency\n\nbasement\n")
     before = {p: p.stat().st_mtime_ns for p in folder.rglob("*")}
-    assert scout("init", "--repo", str(folder), "--provider", "offline").code == 0
+    inited = scout("init", "--repo", str(folder), "--provider", "offline", "--json")
+    assert inited.code == 0, inited.stderr
+    assert inited.json() == {
+        "config": str(tmp_path / "scout.toml"),
+        "forge": "local",
+        "estate": str(tmp_path / "scout-estate"),
+        "url": None,
+        "groups": ["local"],
+        "projects": [
+            {
+                "path": "local/notes",
+                "place": str(folder),
+                "kind": "folder",
+                "branch": "main",
+                "web_url": None,
+                "docs": "",
+                "files": 2 + len(FILLER),
+                "generator": None,
+                "site": None,
+            }
+        ],
+        "provider": "offline",
+        "next": inited.json()["next"],
+    }
+    assert inited.json()["next"].endswith(" index")
     assert scout("index").code == 0
     found = scout("search", "basement", "--json").json()
     assert [(r["project"], r["path"]) for r in found] == [("local/notes", "sub/bikes.md")]
