@@ -78,13 +78,19 @@ def _ask(page: Any, question: str) -> None:
     page.wait_for_load_state()
 
 
+def _asked_without_javascript(browser: Any, url: str, question: str) -> tuple[Any, Any]:
+    """A fresh context with JavaScript off, its page after asking ``question`` at ``url``."""
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(url + "/")
+    _ask(page, question)
+    return context, page
+
+
 def test_ask_without_javascript_answer_with_citation_links_then_a_decline(
     server: Server, browser: Any
 ) -> None:
-    context = browser.new_context(java_script_enabled=False)
-    page = context.new_page()
-    page.goto(server.url + "/")
-    _ask(page, "How do I rotate keys?")
+    context, page = _asked_without_javascript(browser, server.url, "How do I rotate keys?")
     assert page.locator("h2#answer-title").inner_text() == "Answer"
     # the answer's Markdown as elements: inline code, a bulleted and a numbered list
     assert page.locator(".prose p code").all_inner_texts() == ["vault rotate --all"]
@@ -201,10 +207,7 @@ def test_accessibility_labels_contrast_keyboard_and_phone(server: Server, browse
 def test_offline_mode_shows_where_to_look_and_says_it_is_no_answer(
     offline_server: Server, browser: Any
 ) -> None:
-    context = browser.new_context(java_script_enabled=False)
-    page = context.new_page()
-    page.goto(offline_server.url + "/")
-    _ask(page, "How do I rotate keys?")
+    context, page = _asked_without_javascript(browser, offline_server.url, "How do I rotate keys?")
     assert page.locator("h2#where-title").inner_text() == "Where to look"
     note = page.locator(".looking .offline").inner_text()
     assert note.startswith("Offline mode: no model read these passages.")
