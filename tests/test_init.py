@@ -444,6 +444,16 @@ def test_gitlab_unreachable_is_exit_5_and_nothing_written(
             "  url: \"https://d.example\",\n  baseUrl: '/p/',\n",
             Site("docusaurus", "docusaurus.config.ts", "docs/", "https://d.example/p/docs/"),
         ),
+        (
+            "docusaurus.config.js",
+            "  url: `https://${HOSTNAME}`,\n  baseUrl: '/docs/',\n  routeBasePath: '/',\n",
+            Site("docusaurus", "docusaurus.config.js", "docs/", None),  # filled in at build time
+        ),
+        (
+            "docusaurus.config.js",
+            "  url: 'https://stenciljs.com',\n  baseUrl: '/docs/',\n  routeBasePath: '/',\n",
+            Site("docusaurus", "docusaurus.config.js", "docs/", "https://stenciljs.com/docs/"),
+        ),
         ("README.md", "# not a config\n", None),
     ],
 )

@@ -25,6 +25,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from urllib.parse import urlsplit
 
 MAX_CONFIG_BYTES = 262_144  # a generator's config file read whole; a larger one is not read
 MAX_LINE = 2_000
@@ -44,6 +45,7 @@ CONFIG_NAMES = {
 }
 
 _YAML_KEY = re.compile(r"([A-Za-z_]+):(.*)")
+_HOST = re.compile(r"[A-Za-z0-9.-]{1,253}")
 _JS_STRING_KEY = re.compile(r"[ \t]*['\"]?([A-Za-z]+)['\"]?[ \t]*:[ \t]*(['\"`])([^'\"`\n]*)\2")
 
 
@@ -156,10 +158,17 @@ def _folder(base: str, docs: str) -> str:
 
 
 def _http(url: str | None) -> str | None:
-    """A site URL as ``[[docs_site]] url`` takes it (http(s), ending in ``/``), or None."""
+    """A site URL as ``[[docs_site]] url`` takes it (http(s), ending in ``/``), or None; a URL
+    the generator fills in at build time (`https://${HOSTNAME}`) is none."""
     if not url:
         return None
     url = url.strip()
-    if not url.startswith(("http://", "https://")) or any(c.isspace() for c in url):
+    if not url.startswith(("http://", "https://")) or any(c in url for c in " \t\n{}$<>\"'`"):
+        return None
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return None
+    if not host or not _HOST.fullmatch(host):
         return None
     return url if url.endswith("/") else url + "/"
