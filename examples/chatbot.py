@@ -112,7 +112,24 @@ def link(text: str, url: str, style: str) -> str:
 
 def format_message(document: dict[str, Any], *, style: str = "markdown") -> str:
     """A chat message for an ask document: Markdown (Mattermost, Discord) or Slack mrkdwn, every
-    piece of documentation text escaped for it."""
+    piece of documentation text escaped for it. Offline mode (no model) gets where to look,
+    never its extract posted as an answer."""
+    places = document.get("where_to_look") or []
+    if places:
+        if document["outcome"] == "answered":
+            head = "Offline mode: no model read these passages; they best match the question."
+        else:
+            head = (
+                f"Not answered in offline mode ({escape(str(document['reason']), style)}); no "
+                "model read the passages, so this does not mean the documentation lacks the answer."
+            )
+        lines = [head, "", "Where to look:"]
+        for place in places:
+            where = (
+                f"{place['project']} {place['path']} lines {place['lines'][0]}-{place['lines'][1]}"
+            )
+            lines.append(f"[{place['n']}] {link(where, str(place['url']), style)}")
+        return "\n".join(lines)
     if document["outcome"] != "answered":
         return (
             "The documentation does not cover this, so there is no answer rather than a guess.\n"

@@ -15,7 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from scout.config import Config
-from scout.errors import ForgeError
+from scout.errors import ForgeError, Unreadable
 from scout.forge.base import Forge
 from scout.providers import configured_provider
 from scout.store import SignpostRow, Store
@@ -159,10 +159,9 @@ def recheck_verdicts(
             changed.append(change)
     if failed:
         names = "; ".join(f"{p} ({why})" for p, why in sorted(failed.items()))
-        raise ForgeError(
-            "server error",
+        raise Unreadable(
             f"rechecked the others ({len(changed)} changed), but could not read {names}: "
-            "their verdicts are kept",
+            "their verdicts are kept"
         )
     return Recheck(len(rows), changed)
 

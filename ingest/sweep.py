@@ -41,7 +41,7 @@ from ingest.recheck import INDEX_RULES_SETTING, recheck_one
 from scout.config import Config
 from scout.corpus.passages import PASSAGES_FORMAT
 from scout.corpus.rules import CorpusRules
-from scout.errors import ForgeError, NotFound
+from scout.errors import ForgeError, NotFound, Unreadable
 from scout.forge.base import Forge, Issue, Note
 from scout.forge.cached import CachedForge
 from scout.progress import Progress, as_progress
@@ -172,10 +172,9 @@ class Sweep:
         self.summary.forge_requests = dict(sorted(self.forge.requests.items()))
         if self.summary.failed:
             names = "; ".join(f"{p} ({why})" for p, why in sorted(self.summary.failed.items()))
-            raise ForgeError(
-                "server error",
+            raise Unreadable(
                 f"issues swept, but could not re-validate signposts into {names}: they are "
-                "kept as they were",
+                "kept as they were"
             )
         return self.summary
 

@@ -9,18 +9,22 @@ provider failure raises ProviderError and logs nothing: it is an incident, not a
 gap loop (docs/design.md): a question with no content words is a usage error and is not logged;
 a decline is logged with its content words and its best three passages' places; a decline
 because the index holds no passages at all is logged with the cause ``index_empty`` (not a gap).
+Offline mode (a provider that is no model) says so: its result lists where to look (the best
+passages' places), and its declines carry the cause ``offline``: no model judged the passages,
+so they are not documentation gaps either.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from scout.compose import answer_task, check, prose
-from scout.providers.base import Provider, T, Task, Usage, run_metered
+from scout.providers.base import Provider, T, Task, Usage, is_offline, run_metered
 from scout.retrieve import Retrieved, retrieve
 from scout.retrieve.expansion import Expander
 from scout.retrieve.question import MAX_SEARCH, Question, check_passages
@@ -30,6 +34,8 @@ from scout.store import PassageHit, Store
 
 NOTHING_MATCHED = "nothing matched"
 INDEX_EMPTY = "index_empty"
+OFFLINE = "offline"  # the cause of a decline offline mode made: no model judged the passages
+WHERE_TO_LOOK = 5  # passages an offline result lists as where to look
 INDEX_EMPTY_REASON = (
     "the index holds no passages: run `scout index`, and if it stays empty check the "
     "configured groups and [corpus] rules"
@@ -68,32 +74,54 @@ class Citation:
         }
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where a passage is, numbered as the provider saw it: a place to look, never its text."""
+
+    n: int
+    project: str
+    path: str
+    heading: str
+    lines: tuple[int, int]
+    url: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"n": self.n, **nearest_place(self)}
+
+
 Outcome = Literal["answered", "declined"]
 
 
 @dataclass(frozen=True)
 class AnswerResult:
-    """Answered (answer and citations) or declined (reason); ``passages`` is how many were given;
-    what retrieval searched with besides the question's words (``expanded``: a model's terms,
-    None when none were asked for or none came) and why a model's list is missing."""
+    """Answered (answer and citations) or declined (reason); ``passages`` is how many were given.
+    ``cause`` marks a decline that is no documentation gap (``index_empty``, ``offline``);
+    ``where_to_look`` is what offline mode shows instead of a model's judgement; ``expanded``
+    the model's terms retrieval searched with (None when none were asked for or none came) and
+    the errors why a model's list is missing."""
 
     outcome: Outcome
     answer: str | None
     reason: str | None
     citations: tuple[Citation, ...]
     passages: int
+    cause: str | None = None
+    where_to_look: tuple[Place, ...] = ()
     expanded: tuple[str, ...] | None = None
     expansion_error: str | None = None
     dense_error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Exactly docs/design.md's ``scout ask --json`` document."""
+        """docs/design.md's ``scout ask --json`` document (fields are added to it, never
+        renamed or removed)."""
         return {
             "outcome": self.outcome,
             "answer": self.answer,
             "reason": self.reason,
             "citations": [c.to_json() for c in self.citations],
             "passages": self.passages,
+            "cause": self.cause,
+            "where_to_look": [place.to_json() for place in self.where_to_look],
             # null only when asking failed (expansion_error says why); none when not asked
             "expanded": None if self.expansion_error else list(self.expanded or ()),
             "expansion_error": self.expansion_error,
@@ -101,8 +129,8 @@ class AnswerResult:
         }
 
     @classmethod
-    def declined(cls, reason: str, passages: int) -> AnswerResult:
-        return cls("declined", None, reason, (), passages)
+    def declined(cls, reason: str, passages: int, cause: str | None = None) -> AnswerResult:
+        return cls("declined", None, reason, (), passages, cause)
 
 
 @dataclass(frozen=True)
@@ -116,7 +144,7 @@ class Composed:
     usage: Usage
     latency_ms: int
     terms: tuple[str, ...] = ()  # the question's content words
-    cause: str | None = None  # INDEX_EMPTY: a decline that is not a documentation gap
+    cause: str | None = None  # INDEX_EMPTY, OFFLINE: a decline that is not a documentation gap
     expanded: tuple[str, ...] | None = None
     retrieved: Retrieved | None = None
     nearest: tuple[PassageHit, ...] = ()  # a decline's best three passages (where to add it)
@@ -201,10 +229,9 @@ def compose(
         deadline=deadline,
     )
     hits, usage = found.hits[:passages], found.usage
-    cause = None
     if not hits and not store.passage_count():
         # Not a gap but a config mistake or an index never built: say so, and log the cause.
-        result, cause = AnswerResult.declined(INDEX_EMPTY_REASON, 0), INDEX_EMPTY
+        result = AnswerResult.declined(INDEX_EMPTY_REASON, 0, INDEX_EMPTY)
     elif not hits:
         result = AnswerResult.declined(NOTHING_MATCHED, 0)
     else:
@@ -220,6 +247,8 @@ def compose(
                 one_line(printable_block(verdict.reason or "declined"), 1_000),
                 len(hits),
             )
+        if is_offline(once()):
+            result = offline(result, hits)
     latency = round((time.monotonic() - started) * 1000)
     expanded = None if found.expansion is None else found.expansion.terms
     result = dataclasses.replace(
@@ -228,10 +257,25 @@ def compose(
         expansion_error=found.expansion_error,
         dense_error=found.dense_error,
     )
+    cause = result.cause
     near = tuple(found.hits[:NEAREST]) if result.outcome == "declined" and not cause else ()
     return Composed(
         result, tuple(hits), usage, latency, asked.content, cause, expanded, found, near
     )
+
+
+def offline(result: AnswerResult, hits: Sequence[PassageHit]) -> AnswerResult:
+    """Offline mode's result: where to look (the best passages' places, and every cited one),
+    and for a decline the cause ``offline``: a lexical stand-in found no one passage holding
+    the question's words, which says nothing about whether the documentation answers."""
+    cited = {c.n for c in result.citations}
+    places = tuple(
+        Place(n, hit.project, hit.path, hit.heading, (hit.line_start, hit.line_end), hit.url)
+        for n, hit in enumerate(hits, start=1)
+        if n <= WHERE_TO_LOOK or n in cited
+    )
+    cause = OFFLINE if result.outcome == "declined" else None
+    return dataclasses.replace(result, cause=cause, where_to_look=places)
 
 
 def ask(
@@ -285,12 +329,18 @@ def _with_deadline(task: Task[T], deadline: float | None) -> Task[T]:
 
 def nearest(hit: PassageHit) -> dict[str, Any]:
     """Where a passage is (never what it says): the gap backlog's ``nearest`` entry."""
+    return nearest_place(
+        Place(0, hit.project, hit.path, hit.heading, (hit.line_start, hit.line_end), hit.url)
+    )
+
+
+def nearest_place(place: Place) -> dict[str, Any]:
     return {
-        "project": hit.project,
-        "path": hit.path,
-        "heading": hit.heading,
-        "lines": [hit.line_start, hit.line_end],
-        "url": hit.url,
+        "project": place.project,
+        "path": place.path,
+        "heading": place.heading,
+        "lines": list(place.lines),
+        "url": place.url,
     }
 
 
@@ -300,12 +350,50 @@ def _resolve(provider: Provider | Callable[[], Provider]) -> Provider:
     return provider()
 
 
+OFFLINE_NOTE = (
+    "Offline mode: no model read these passages. They are where the documentation best "
+    "matches your question's words."
+)
+OFFLINE_DECLINE = (
+    "No model read the passages, so this does not mean the documentation lacks the answer: "
+    "look in them, or ask with a model."
+)
+_MARKERS = re.compile(r"\s*\[\d{1,3}\]")
+
+
+def matching_sentences(result: AnswerResult) -> str:
+    """Offline mode's extract without its markers: sentences shown under the passage they are
+    from, never as an answer."""
+    return _MARKERS.sub("", result.answer or "").strip()
+
+
 def render(result: AnswerResult) -> str:
-    """The human rendering: the answer and its sources, or the decline and its reason."""
+    """The human rendering: the answer and its sources, or the decline and its reason; in
+    offline mode, where to look (no model's answer), with the matching sentences of the passage
+    that holds the question's words, and for a decline what no passage held."""
+    if result.where_to_look:
+        return _render_offline(result)
     if result.outcome != "answered":
         return f"Declined: {result.reason}"
     lines = [result.answer or "", "", "Sources:"]
     for c in result.citations:
         where = printable(f"{c.project} {c.path}", 1_000)
         lines.append(f"  [{c.n}] {where} L{c.lines[0]}-{c.lines[1]}  {printable(c.url, 2_000)}")
+    return "\n".join(lines)
+
+
+def _render_offline(result: AnswerResult) -> str:
+    if result.outcome == "answered":
+        lines = [OFFLINE_NOTE]
+    else:
+        lines = [f"Not answered in offline mode: {result.reason}.", OFFLINE_DECLINE]
+    lines += ["", "Where to look:"]
+    cited = {c.n for c in result.citations}
+    for place in result.where_to_look:
+        where = printable(f"{place.project} {place.path}", 1_000)
+        start, end = place.lines
+        lines.append(f"  [{place.n}] {where} L{start}-{end}  {printable(place.heading, 200)}")
+        lines.append(f"      {printable(place.url, 2_000)}")
+        if place.n in cited:
+            lines.append(f"      matching: {printable(matching_sentences(result), 2_000)}")
     return "\n".join(lines)

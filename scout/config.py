@@ -11,6 +11,7 @@ import ipaddress
 import os
 import re
 from dataclasses import dataclass
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -34,6 +35,7 @@ EmbeddingsKind = Literal["openai", "fastembed"]
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 # Providers that serve whatever model the server has: the file must name it.
 _MODEL_REQUIRED = ("openai",)
+MAX_KEY_CHARS = 64  # a longer unknown key is no typo of a known one: no suggestion looked for
 
 
 @dataclass(frozen=True)
@@ -470,15 +472,60 @@ def _candidates(explicit: str | os.PathLike[str] | None) -> list[Path]:
     return [Path(DEFAULT_FILE)]
 
 
-def _describe(error: Any) -> str:
-    where = ".".join(str(p) for p in error["loc"]) or "(top level)"
+def _describe(error: Any, hint: str = "") -> str:
+    where = _dotted(error) or "(top level)"
     kind = error["type"]
     if kind == "extra_forbidden":
-        return f"{where}: unknown key"
+        return f"{where}: unknown key{hint}"
     if kind == "missing":
         return f"{where}: required key is missing"
     message = str(error["msg"]).removeprefix("Value error, ")
     return f"{where}: {message} (got {error.get('input')!r})"
+
+
+def _dotted(error: Any) -> str:
+    return ".".join(str(p) for p in error["loc"])
+
+
+def _keys_at(loc: tuple[Any, ...]) -> list[str]:
+    """The keys the table at ``loc`` (a config location, list indexes included) may hold."""
+    model: Any = Config
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part) if _is_table(model) else None
+        if field is None:
+            return []
+        annotation = field.annotation
+        inner = [a for a in getattr(annotation, "__args__", ()) if isinstance(a, type)]
+        model = next((a for a in [annotation, *inner] if _is_table(a)), None)
+    if not _is_table(model):
+        return []
+    return [name for name in model.model_fields if name != "source"]
+
+
+def _is_table(value: Any) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseModel)
+
+
+def _first_problem(errors: list[Any]) -> tuple[str, int]:
+    """The problem to name, and how many others there are. An unknown key comes first, with the
+    key it may be a typo of; the missing key it was meant to be is the same mistake, not
+    another (``kinds = "local"``: "forge.kinds: unknown key (did you mean 'kind'?)")."""
+    meant: dict[int, str] = {}  # an unknown key's error -> the key it may be a typo of
+    for n, error in enumerate(errors):
+        name = str(error["loc"][-1]) if error["loc"] else ""
+        if error["type"] == "extra_forbidden" and len(name) <= MAX_KEY_CHARS:
+            parent = tuple(error["loc"][:-1])
+            close = get_close_matches(name, _keys_at(parent), n=1, cutoff=0.6)
+            if close:
+                meant[n] = ".".join(str(p) for p in (*parent, close[0]))
+    typos = set(meant.values())
+    missing = [e for e in errors if e["type"] == "missing" and _dotted(e) in typos]
+    unknown = [n for n, e in enumerate(errors) if e["type"] == "extra_forbidden"]
+    first = unknown[0] if unknown else 0
+    hint = f" (did you mean {meant[first].rpartition('.')[2]!r}?)" if first in meant else ""
+    return _describe(errors[first], hint), len(errors) - 1 - len(missing)
 
 
 def load_config(explicit: str | os.PathLike[str] | None = None) -> Config:
@@ -499,8 +546,8 @@ def load_config(explicit: str | os.PathLike[str] | None = None) -> Config:
     try:
         config = Config.model_validate({**data, "source": found.absolute()})
     except ValidationError as exc:
-        first = _describe(exc.errors()[0])
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        first, others = _first_problem(exc.errors())
+        more = f" (and {others} more)" if others else ""
         raise ConfigError(f"{found}: {first}{more}") from exc
     check_model(found, config.answer, config.answer.provider)
     return _resolve_paths(config)

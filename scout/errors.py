@@ -12,7 +12,9 @@
     │   ├── NotFound                        a 404: the thing asked for does not exist
     │   ├── CannotCheck                     a check cannot complete, and retrying will not help
     │   ├── GroupNotFound      exit 3   a configured group does not exist or the token cannot see it
-    │   └── RateLimitBudget                 GitLab kept throttling past the run's waiting budget
+    │   ├── RateLimitBudget                 GitLab kept throttling past the run's waiting budget
+    │   ├── EstateError                     a local estate (folder, estate.toml, repository) failed
+    │   └── Unreadable                      some projects could not be read; the rest was done
     ├── ProviderError          exit 6   the answering model failed (never a decline)
     │   ├── ProviderTimeout                 the call passed its deadline (retries included)
     │   └── EmbeddingError                  the embeddings model or server failed
@@ -114,18 +116,21 @@ class CannotCheck(ForgeError):
 
 class GroupNotFound(ForgeError):
     """Raised when a group in ``forge.groups`` does not exist or the token cannot see it (GitLab
-    answers 404 for both). A config mistake, exit 3: it must never read as an empty group, whose
-    projects and signposts would all be removed."""
+    answers 404 for both), or no project of a local estate is in it. A config mistake, exit 3:
+    it must never read as an empty group, whose projects and signposts would all be removed."""
 
     exit_code = 3
 
-    def __init__(self, group: str, where: str) -> None:
+    def __init__(self, group: str, where: str, *, estate: bool = False) -> None:
         self.reason = "not found"
         self.group = group
         Exception.__init__(
             self,
-            f"forge.groups: group {group!r} does not exist on {where} or the token cannot see "
-            "it; nothing was removed: check the group's full path (as in its URL) and the "
+            f"forge.groups: no project of {where} is in group {group!r}; nothing was removed: "
+            "check the group against the [[project]] paths there"
+            if estate
+            else f"forge.groups: group {group!r} does not exist on {where} or the token cannot "
+            "see it; nothing was removed: check the group's full path (as in its URL) and the "
             "token's access",
         )
 
@@ -135,6 +140,25 @@ class RateLimitBudget(ForgeError):
 
     def __init__(self, message: str) -> None:
         super().__init__("rate limited", message)
+
+
+class EstateError(ForgeError):
+    """Raised when a local estate (``forge.kind = "local"``) cannot be read: its folder, its
+    estate.toml, a repository in it, or git itself. Its message speaks of the estate and the
+    folder, never of a server, a network or a token, which a local estate has none of."""
+
+    def __init__(self, reason: ForgeReason, message: str) -> None:
+        self.reason = reason
+        Exception.__init__(self, f"estate: {message}")
+
+
+class Unreadable(ForgeError):
+    """Raised when a run could not read some projects (named, each with why) and did the rest:
+    what they had is kept, and the next run reads them again."""
+
+    def __init__(self, message: str) -> None:
+        self.reason = "server error"
+        Exception.__init__(self, message)
 
 
 class ProviderError(ScoutError):

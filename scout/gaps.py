@@ -5,14 +5,16 @@ Two questions are the same gap when they have the same content words after norma
 folded, punctuation and stop words dropped, words stemmed (retrieval's one stemmer), order
 ignored. Groups rank by how many distinct askers asked them (a hashed key or address; one
 person repeating a question cannot steer the backlog), then by how often, then by most recent.
-Answered questions never appear, nor do declines that are not gaps: an empty index
-(``cause``), a question without content words (logged before such questions became usage
-errors). Issue links are links only: the forge search's titles and texts are never kept, printed
-or passed on, nor are links to issues of projects the corpus rules leave out.
+Answered questions never appear, nor do declines that are not gaps: an empty index or offline
+mode (``cause``: no model judged the passages), a question without content words (logged before
+such questions became usage errors); :func:`not_gaps` counts the first two apart. Issue links are
+links only: the forge search's titles and texts are never kept, printed or passed on, nor are
+links to issues of projects the corpus rules leave out.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -133,6 +135,31 @@ def gaps(store: Store, *, since: str | None = None) -> list[GapGroup]:
         outcome="declined", since=parse_since(since) if since is not None else None
     )
     return group(rows, store.gap_issues())
+
+
+def not_gaps(store: Store, *, since: str | None = None) -> dict[str, int]:
+    """Declined questions that are not gaps, counted by cause (``offline``, ``index_empty``):
+    what the backlog leaves out, said beside it."""
+    rows = store.questions(
+        outcome="declined", since=parse_since(since) if since is not None else None
+    )
+    return dict(Counter(row.cause for row in rows if row.cause))
+
+
+NOT_GAPS = {
+    "offline": "declined in offline mode: no model read their passages (ask with a model to "
+    "know whether the documentation answers them)",
+    "index_empty": "asked of an empty index",
+}
+
+
+def not_gaps_line(counts: dict[str, int]) -> str:
+    """One line saying which declines the backlog leaves out, or ``""`` for none."""
+    said = [
+        f"{counts[cause]} {NOT_GAPS.get(cause, f'with cause {cause}')}"
+        for cause in sorted(counts, key=lambda c: (c not in NOT_GAPS, c))
+    ]
+    return f"Not counted as gaps: {'; '.join(said)}." if said else ""
 
 
 def find_issues(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import astuple
+from dataclasses import asdict, astuple
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,7 @@ from scout.compose import AnswerOutput
 from scout.errors import ProviderError, UsageError
 from scout.providers.base import Provider, T, Task
 from scout.providers.offline import OfflineProvider
-from scout.store import Store
+from scout.store import PassageHit, Store
 from tests.fakes.corpus import BACKUPS, CRED_CITATION, CRED_URL, CREDENTIALS, make_store
 
 
@@ -54,6 +54,8 @@ def test_answered_result_is_the_designed_json(store: Store) -> None:
         "reason": None,
         "citations": [CRED_CITATION],
         "passages": 1,
+        "cause": None,
+        "where_to_look": [],
         "expanded": [],
         "expansion_error": None,
         "dense_error": None,
@@ -78,6 +80,8 @@ def test_nothing_retrieved_declines_without_making_or_calling_a_provider(store: 
         "reason": "nothing matched",
         "citations": [],
         "passages": 0,
+        "cause": None,
+        "where_to_look": [],
         "expanded": [],
         "expansion_error": None,
         "dense_error": None,
@@ -200,6 +204,52 @@ def test_offline_provider_answers_and_declines_on_the_store(store: Store) -> Non
         "declined",
         "no passage covers: rotate, tape, storage",
     )
+
+
+def test_offline_mode_shows_where_to_look_and_its_declines_are_no_gaps(store: Store) -> None:
+    from scout.gaps import gaps, not_gaps
+
+    offline = OfflineProvider()
+    answered = ask("How do I rotate keys?", store=store, provider=offline, provider_name="offline")
+    declined = ask("rotate backups to tape", store=store, provider=offline, provider_name="offline")
+    unmatched = ask("weather in Lisbon", store=store, provider=offline, provider_name="offline")
+    # where to look: the passages in retrieval's order, places only, the quoted one included
+    document = answered.to_json()
+    assert (document["cause"], document["answer"]) == (None, answered.answer)
+    assert document["where_to_look"] == [
+        {"n": 1, "project": "acme/config", "path": "docs/credentials.md",
+         "heading": "Rotating credentials", "lines": [12, 30], "url": CRED_URL}
+    ]  # fmt: skip
+    shown = render(answered)
+    assert shown.startswith("Offline mode: no model read these passages.")
+    assert "Sources:" not in shown and "[1] acme/config docs/credentials.md L12-30" in shown
+    assert "matching: To rotate the database keys, run `vault rotate --all`" in shown
+    # an offline decline says what it is, lists where to look, and is no gap
+    assert (declined.outcome, declined.cause) == ("declined", "offline")
+    assert [p.path for p in declined.where_to_look] == ["docs/backups.md", "docs/credentials.md"]
+    reason = "no passage covers: rotate, tape"
+    assert render(declined).startswith(f"Not answered in offline mode: {reason}.")
+    assert "does not mean the documentation lacks the answer" in render(declined)
+    # nothing retrieved: retrieval could not help, whoever answers; that stays a gap
+    assert (unmatched.reason, unmatched.cause, unmatched.where_to_look) == (
+        "nothing matched",
+        None,
+        (),
+    )
+    assert [row.cause for row in store.questions()] == [None, "offline", None]
+    assert [g.question for g in gaps(store)] == ["weather in Lisbon"]
+    assert not_gaps(store) == {"offline": 1}
+
+
+def test_offline_mode_lists_at_most_five_places_and_every_quoted_one() -> None:
+    from scout.answer import Citation, offline
+    from tests.fakes.corpus import filler
+
+    hits = [PassageHit(**asdict(record), id=n) for n, record in enumerate(filler(8), start=1)]
+    quoted = AnswerResult("answered", "x [7]", None, (Citation.of(7, hits[6]),), 8)
+    assert [p.n for p in offline(quoted, hits).where_to_look] == [1, 2, 3, 4, 5, 7]
+    declined = offline(AnswerResult.declined("no passage covers: x", 8), hits)
+    assert ([p.n for p in declined.where_to_look], declined.cause) == ([1, 2, 3, 4, 5], "offline")
 
 
 def test_a_decline_logs_its_content_words_and_nearest_passages_places(store: Store) -> None:

@@ -54,6 +54,15 @@ def test_a_sqlite_file_that_never_held_an_index_is_no_index(
             '[[project]]\npath = "acme/a"\n[[merge_request]]\nproject = "acme/a"\niid = "7"\n',
             "[[merge_request]] 1: `iid` must be an integer",
         ),
+        ('[[project]]\npath = "acme/a"\nrepo = 5\n', "[[project]] 1: `repo` must be a string"),
+        (
+            '[[project]]\npath = "acme/a"\nweb_url = []\n',
+            "[[project]] 1: `web_url` must be a string",
+        ),
+        (
+            '[[project]]\npath = "acme/a"\nrepo = "x"\nfolder = "y"\n',
+            "[[project]] 1: give `repo` or `folder`, not both",
+        ),
     ],
 )
 def test_an_estate_toml_of_the_wrong_shape_is_bad_data(
@@ -70,4 +79,58 @@ def test_an_estate_toml_of_the_wrong_shape_is_bad_data(
     )
     done = scout("index", config=config)
     assert (done.code, done.stdout) == (5, ""), done.stderr
-    assert done.stderr == f"scout: forge bad data: {root / 'estate.toml'}: {problem}\n"
+    assert done.stderr == f"scout: estate: {root / 'estate.toml'}: {problem}\n"
+
+
+LOCAL_ONLY_WORDS = ("forge unreachable", "server error", "token", "GitLab", "unreachable")
+
+
+def _estate_config(tmp_path: Path, estate: Path, groups: str = '["acme"]') -> Path:
+    config = tmp_path / "scout.toml"
+    config.write_text(
+        f'[forge]\nkind = "local"\nurl = "https://gitlab.acme.example"\npath = "{estate}"\n'
+        f'groups = {groups}\n\n[store]\npath = "scout.db"\n',
+        encoding="utf-8",
+    )
+    return config
+
+
+@pytest.mark.parametrize("command", ["index", "sweep"])
+def test_a_local_estate_s_errors_speak_of_the_estate_never_of_a_server_or_token(
+    tmp_path: Path, scout: Callable[..., Result], command: str
+) -> None:
+    from scout.demo.builder import EstateBuilder
+
+    root = tmp_path / "estate"
+    builder = EstateBuilder(root)
+    for name in ("acme/docs", "acme/more"):
+        builder.project(name).commit({"README.md": f"# {name}\n\nWords about {name}.\n"}, "init")
+    builder.write()
+    assert scout("index", config=_estate_config(tmp_path, root)).code == 0
+    # a repository moved away, a group that holds nothing, a path with no estate at all
+    (root / "repos" / "acme" / "more").rename(tmp_path / "moved")
+    moved = scout(command, config=_estate_config(tmp_path, root))
+    nothing = scout(command, config=_estate_config(tmp_path, root, '["acmee"]'))
+    nowhere = scout(command, config=_estate_config(tmp_path, tmp_path / "nowhere"))
+    if command == "index":
+        assert (moved.code, moved.stderr) == (
+            5,
+            "scout: could not read 1 project(s), their passages are kept and the others were "
+            f"indexed: acme/more (estate: cannot read the repository at "
+            f"{root / 'repos' / 'acme' / 'more'}: no folder)\n",
+        )
+    else:  # nothing to re-validate there: the sweep reads issues only
+        assert moved.code == 0, moved.stderr
+    assert (nothing.code, nothing.stderr) == (
+        3,
+        f"scout: forge.groups: no project of {root / 'estate.toml'} is in group 'acmee'; "
+        "nothing was removed: check the group against the [[project]] paths there\n",
+    )
+    assert (nowhere.code, nowhere.stderr) == (
+        5,
+        f"scout: estate: no estate.toml in {tmp_path / 'nowhere'}: check forge.path in the "
+        "config (`scout init` writes both)\n",
+    )
+    for done in (moved, nothing, nowhere):
+        assert done.stdout == "" or done.code == 0
+        assert not any(word in done.stderr for word in LOCAL_ONLY_WORDS), done.stderr

@@ -1,5 +1,5 @@
 """bench/realdocs_linear.py: a linear ranking of keyword features fitted on one split and
-reported on every split, the tool behind README Performance's bound for keyword re-ranking."""
+reported on every split, the tool behind bench/README.md's bound for keyword re-ranking."""
 
 from __future__ import annotations
 

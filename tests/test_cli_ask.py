@@ -25,6 +25,17 @@ ANSWERED = {
     "reason": None,
     "citations": [CRED_CITATION],
     "passages": 1,
+    "cause": None,
+    "where_to_look": [
+        {
+            "n": 1,
+            "project": "acme/config",
+            "path": "docs/credentials.md",
+            "heading": "Rotating credentials",
+            "lines": [12, 30],
+            "url": CRED_URL,
+        }
+    ],
     "expanded": [],
     "expansion_error": None,
     "dense_error": None,
@@ -48,36 +59,55 @@ def test_ask_json_answered(estate: Path) -> None:
     assert json.loads(result.stdout) == ANSWERED
 
 
-def test_ask_human_answered(estate: Path) -> None:
+def test_ask_human_answered_offline_is_where_to_look(estate: Path) -> None:
     result = invoke(estate, "ask", "How do I rotate keys?")
     assert result.exit_code == 0
     assert result.stdout == (
-        f"{ANSWERED['answer']}\n\nSources:\n"
-        f"  [1] acme/config docs/credentials.md L12-30  {CRED_URL}\n"
+        "Offline mode: no model read these passages. They are where the documentation best "
+        "matches your question's words.\n\nWhere to look:\n"
+        "  [1] acme/config docs/credentials.md L12-30  Rotating credentials\n"
+        f"      {CRED_URL}\n"
+        "      matching: To rotate the database keys, run `vault rotate --all` from the admin "
+        "host. Rotated keys take effect within five minutes.\n"
     )
 
 
 @pytest.mark.parametrize(
-    ("question", "reason", "passages"),
+    ("question", "reason", "passages", "cause"),
     [
-        ("what is the weather in Lisbon", "nothing matched", 0),
-        ("How do I rotate backups to tape storage?", "no passage covers: rotate, tape, storage", 2),
+        ("what is the weather in Lisbon", "nothing matched", 0, None),
+        (
+            "How do I rotate backups to tape storage?",
+            "no passage covers: rotate, tape, storage",
+            2,
+            "offline",
+        ),
     ],
 )
-def test_ask_declines_exit_zero(estate: Path, question: str, reason: str, passages: int) -> None:
+def test_ask_declines_exit_zero(
+    estate: Path, question: str, reason: str, passages: int, cause: str | None
+) -> None:
     result = invoke(estate, "ask", question, "--json")
     assert result.exit_code == 0
-    assert json.loads(result.stdout) == {
+    document = json.loads(result.stdout)
+    assert document == {
         "outcome": "declined",
         "answer": None,
         "reason": reason,
         "citations": [],
         "passages": passages,
+        "cause": cause,
+        "where_to_look": document["where_to_look"],
         "expanded": [],
         "expansion_error": None,
         "dense_error": None,
     }
-    assert invoke(estate, "ask", question).stdout == f"Declined: {reason}\n"
+    assert len(document["where_to_look"]) == passages
+    shown = invoke(estate, "ask", question).stdout
+    if cause is None:
+        assert shown == f"Declined: {reason}\n"
+    else:
+        assert shown.startswith(f"Not answered in offline mode: {reason}.\n")
 
 
 def test_nothing_matched_never_starts_the_configured_provider(tmp_path: Path) -> None:
@@ -129,14 +159,31 @@ def test_missing_index_exits_4(tmp_path: Path) -> None:
     assert result.stderr == f"scout: no index at {tmp_path / 'scout.db'}: run `scout index` first\n"
 
 
-def test_gaps_groups_declined_questions(estate: Path) -> None:
+def test_gaps_groups_declined_questions(tmp_path: Path, claude_env: dict[str, str]) -> None:
+    # a model (the fake claude) declines the tape questions and answers the keys one
+    make_store(tmp_path).close()
+    estate = write_config(tmp_path, provider="claude-local")
+    answer = {"answer": "Run `vault rotate --all` [1].", "cited": [1], "declined": False}
+    env = {
+        **claude_env,
+        "FAKE_CLAUDE_OUTPUT": json.dumps(
+            {"answer": "", "cited": [], "declined": True, "reason": "tape is not covered"}
+        ),
+        "FAKE_CLAUDE_BY_QUESTION": json.dumps(
+            {"Question: How do I rotate keys?": {**answer, "reason": ""}}
+        ),
+    }
+    runner = CliRunner(env=env)
     for question in [
         "How do I rotate backups to tape storage?",
         "Storage: how do i rotate BACKUPS to TAPE",
         "ph",
+        "How do I rotate keys?",
     ]:
-        invoke(estate, "ask", question)
-    invoke(estate, "ask", "How do I rotate keys?")
+        assert runner.invoke(cli, ["--config", str(estate), "ask", question]).exit_code == 0
+    # offline mode's decline of the same question is no gap: no model judged it
+    offline = ["--config", str(estate), "ask", "--provider", "offline", "rotate backups to tape"]
+    assert runner.invoke(cli, offline).exit_code == 0
     result = invoke(estate, "gaps", "--json")
     assert result.exit_code == 0
     groups = json.loads(result.stdout)
@@ -148,7 +195,7 @@ def test_gaps_groups_declined_questions(estate: Path) -> None:
                 "How do I rotate backups to tape storage?",
             ],
             2,
-            "no passage covers: storage, rotate, tape",
+            "tape is not covered",
         ),
         ("ph", ["ph"], 1, "nothing matched"),
     ]
@@ -158,11 +205,15 @@ def test_gaps_groups_declined_questions(estate: Path) -> None:
     assert groups[0]["nearest"][0]["url"].endswith("/docs/backups.md#L1-9")
     assert groups[1]["nearest"] == [] and groups[0]["issues"] == []
     wide = CliRunner().invoke(cli, ["--config", str(estate), "gaps"], env={"COLUMNS": "200"})
-    header, first, second, *_ = wide.stdout.splitlines()
+    header, first, second, *rest = wide.stdout.splitlines()
     assert header.split()[:2] == ["asked", "question"]
     assert first.startswith("    2  Storage: how do i rotate BACKUPS to TAPE (+1 other wording)  ")
     assert "acme/ops docs/backups.md L1-9" in first  # the nearest passage: where it would go
     assert second.startswith("    1  ph  ")
+    assert (
+        "Not counted as gaps: 1 declined in offline mode: no model read their passages (ask "
+        "with a model to know whether the documentation answers them)."
+    ) in rest
 
 
 NEAREST = [
@@ -304,7 +355,7 @@ def test_subprocess_provider_option_overrides_config(
         "offline",
     )
     assert done.returncode == 0
-    assert done.stdout.startswith("To rotate the database keys")
+    assert done.stdout.startswith("Offline mode: no model read these passages.")
     assert not Path(claude_env["FAKE_CLAUDE_RECORD"]).exists()
 
 
@@ -323,7 +374,7 @@ def test_subprocess_usage_error_exits_2(tmp_path: Path, claude_env: dict[str, st
 
 
 def test_gaps_nl_is_one_line_per_group(estate: Path) -> None:
-    for question in ["How do I rotate backups to tape?", "Lisbon weather", "Weather, Lisbon?"]:
+    for question in ["Paris weather", "Lisbon weather", "Weather, Lisbon?"]:
         invoke(estate, "ask", question)
     listed = json.loads(invoke(estate, "gaps", "--json").stdout)
     lines = invoke(estate, "gaps", "--nl").stdout.splitlines()

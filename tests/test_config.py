@@ -215,3 +215,41 @@ def _is_section(kind: object) -> bool:
     from pydantic import BaseModel
 
     return isinstance(kind, type) and issubclass(kind, BaseModel)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        # a misspelt required key: the unknown key is named, with the key it may be a typo of,
+        # and the missing key it was meant to be is not counted as another problem
+        (
+            GOOD.replace('kind = "local"', 'kinds = "local"'),
+            "forge.kinds: unknown key (did you mean 'kind'?)",
+        ),
+        (GOOD.replace("[forge]", "[froge]"), "froge: unknown key (did you mean 'forge'?)"),
+        (
+            GOOD.replace('url = "https://docs', 'urll = "https://docs'),
+            "docs_site.0.urll: unknown key (did you mean 'url'?)",
+        ),
+        (
+            GOOD + "[answer]\nprovder = 'offline'\n",
+            "answer.provder: unknown key (did you mean 'provider'?)",
+        ),
+        # two mistakes: both counted, the unknown key first
+        (
+            GOOD.replace('kind = "local"', 'kinds = "local"') + "[corpus]\nlanguages = []\n",
+            "forge.kinds: unknown key (did you mean 'kind'?) (and 1 more)",
+        ),
+        # nothing close: no guess
+        (GOOD + "[answer]\nflavour = 'x'\n", "answer.flavour: unknown key"),
+        (GOOD + "[answer]\n" + "k" * 200 + " = 1\n", "answer." + "k" * 200 + ": unknown key"),
+    ],
+)
+def test_a_misspelt_key_is_named_with_the_key_it_may_mean(
+    tmp_path: Path, body: str, message: str
+) -> None:
+    target = tmp_path / "scout.toml"
+    target.write_text(body)
+    with pytest.raises(ConfigError) as caught:
+        load_config(target)
+    assert str(caught.value) == f"{target}: {message}"

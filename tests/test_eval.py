@@ -299,17 +299,26 @@ def test_the_demo_prints_its_eval_summary_offline(
     assert "corpus_rules" not in story and "rejected by" not in story
     assert (
         "  src/ledger/rates.py is in the corpus only because issue acme/ledger#1 linked to it "
-        "(https://gitlab.acme.example/acme/ledger/-/issues/1); the citation names the file, "
-        "never the issue"
+        "(https://gitlab.acme.example/acme/ledger/-/issues/1); it is listed as the file, "
+        "never as the issue"
     ) in text
+    # offline mode shows where to look, never an answer, and tells its declines from gaps
     assert (
-        "  answered: The ledger rounds FX rates half-even to six decimal places, so that "
-        "rounding errors cancel out. [1]"
+        "      matching: The ledger rounds FX rates half-even to six decimal places, so that "
+        "rounding errors cancel out."
     ) in text
+    assert "  answered:" not in story
     assert (
         "  5 refused: they pointed into private, excluded or archived projects, so were never read"
     ) in text
-    assert any(line.startswith("  a documentation gap now: `scout gaps` lists it") for line in text)
+    assert (
+        "  not answered in offline mode (no passage covers: long, backups, retained); no model "
+        "read the passages, so this is not counted as a documentation gap. Where to look:"
+    ) in text
+    assert (
+        "  declined: nothing matched: no passage shares a word with it, so it is a "
+        "documentation gap now (`scout gaps` lists it)"
+    ) in text
 
 
 # --- comparing two runs --------------------------------------------------------------------------
@@ -396,6 +405,8 @@ def test_ask_logs_tokens_and_cost_and_gaps_totals_them(
             "reason",
             "citations",
             "passages",
+            "cause",
+            "where_to_look",
             "expanded",
             "expansion_error",
             "dense_error",

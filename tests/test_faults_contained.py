@@ -438,7 +438,7 @@ def test_an_issue_failing_three_sweeps_in_a_row_is_recorded_and_passed(
     assert len(passed) == 2
     for status, check, reason in passed.values():
         assert (status, check) == ("rejected", "resolves")
-        assert reason.startswith("cannot check: server error: cannot read the repository at ")
+        assert reason.startswith("cannot check: estate: cannot read the repository at ")
     assert invoke(config, "sweep", "--json").json()["issues_read"] == 0
 
     repair()

@@ -117,7 +117,11 @@ INDEX_CASES = {
     "dropped_connections_then_success": ([fault("drop", ARCHIVE, 2)], 0, None),
     "truncated_archives_fall_back_to_files": ([fault("truncate", ARCHIVE, None)], 0, None),
     "rate_limited_for_good": ([fault("429", HEAD, None, retry_after=0)], 5, "rate limited"),
-    "server_error_on_the_second_project": ([fault("503", LEDGER_ARCHIVE, None)], 5, "server error"),
+    "server_error_on_the_second_project": (
+        [fault("503", LEDGER_ARCHIVE, None)],
+        5,
+        "could not read 1 project(s)",
+    ),
     "truncated_json_listing": ([fault("truncate", LISTING)], 5, "bad data"),
 }
 

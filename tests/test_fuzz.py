@@ -5,7 +5,7 @@ Strategies mix arbitrary Unicode with the pieces each parser cares about (URL pa
 operators, Markdown and reST structure), so the search reaches the interesting branches quickly.
 The docs-site mapping gets front matter built from its keys and URL pieces. Only Scout's own
 errors may escape (none do today). The atheris harnesses in fuzz/ (extraction; splitters and the
-docs-site mapping) are documented in the README and run outside the suite.
+docs-site mapping) are documented in docs/development.md and run outside the suite.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ title and description must reach no output, no store file, no report and no prom
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +29,17 @@ from tests.helpers.growth import assert_linear
 from tests.helpers.served import config_text, run_scout, serve_built
 
 CANARY = "CANARY-71c3-issue-prose"
+# A model (the fake claude) declines every question: its declines are the gaps (offline mode's
+# are not: no model judged them).
+MODEL_DECLINES = (
+    "--provider",
+    "claude-local",
+)
+DECLINE = {
+    "FAKE_CLAUDE_OUTPUT": json.dumps(
+        {"answer": "", "cited": [], "declined": True, "reason": "the passages do not say"}
+    )
+}
 WIFI = [
     "What is the office wifi password?",
     "what's the Office wifi password",
@@ -108,7 +120,7 @@ def asked(directory: Path, server: GitLabServer, estate: Path, *questions: str) 
     config = configure(directory, server, "gitlab", estate)
     assert run_scout(config, "index").code == 0
     for question in questions:
-        done = run_scout(config, "ask", question, "--json")
+        done = run_scout(config, "ask", question, "--json", *MODEL_DECLINES, env=DECLINE)
         assert done.code == 0 and done.json()["outcome"] == "declined", done.stderr
     return config
 
@@ -130,13 +142,13 @@ def links(
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["gitlab", "local"])
 def test_gaps_issues_lists_links_found_by_the_forge_search_and_never_their_text(
-    tmp_path: Path, estate: tuple[Path, GitLabServer], kind: str
+    tmp_path: Path, estate: tuple[Path, GitLabServer], kind: str, claude_bin: Path
 ) -> None:
     root, server = estate
     config = configure(tmp_path / kind, server, kind, root)
     assert run_scout(config, "index").code == 0
     for question in [*WIFI, "How do I bake bread?"]:
-        asked = run_scout(config, "ask", question, "--json")
+        asked = run_scout(config, "ask", question, "--json", *MODEL_DECLINES, env=DECLINE)
         assert asked.code == 0 and asked.json()["outcome"] == "declined", asked.stderr
     server.clear_log()
     done = run_scout(config, "gaps", "--issues", "--json")
@@ -195,8 +207,9 @@ def test_no_issue_text_reaches_a_prompt_after_a_search(
         assert answer.code == 0, answer.stderr
         assert CANARY not in answer.stdout + answer.stderr
     calls = recorded(claude_bin)
-    # an answer each, and search terms once: the three wordings are one question to the cache
-    assert len(with_passages(calls)) == len(WIFI) and len(calls) == len(WIFI) + 1
+    # an answer each (the gap's, then the three after the search), and search terms once: the
+    # wordings are one question to the expansion cache
+    assert len(with_passages(calls)) == 1 + len(WIFI) and len(calls) == 2 + len(WIFI)
     assert all(CANARY not in call["stdin"] for call in calls)
     assert_no_canary_in_store(config.parent)
 
@@ -296,7 +309,7 @@ def test_issue_matching_time_grows_linearly_with_the_text(unit: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", ["500", "truncate"])
 def test_a_failing_search_exits_5_and_keeps_what_was_stored(
-    tmp_path: Path, estate: tuple[Path, GitLabServer], fault: str
+    tmp_path: Path, estate: tuple[Path, GitLabServer], fault: str, claude_bin: Path
 ) -> None:
     root, server = estate
     config = asked(tmp_path / "fault", server, root, WIFI[0], WIFI[1], "How do I bake bread?")

@@ -227,4 +227,7 @@ def test_index_with_a_missing_estate_fails_with_one_line(
     result = scout("index", config=write_config(estate=tmp_path / "nowhere"))
     assert result.code == 5
     assert result.stdout == ""
-    assert result.stderr.strip().count("\n") == 0 and "estate.toml missing" in result.stderr
+    assert result.stderr == (
+        f"scout: estate: no estate.toml in {tmp_path / 'nowhere'}: check forge.path in the "
+        "config (`scout init` writes both)\n"
+    )

@@ -36,7 +36,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         "signposts",
         "ingest",
         # applications of all of the above
-        "scout.cli scout.demo scout.serve scout.__main__ scout",
+        "scout.cli scout.demo scout.serve scout.init scout.__main__ scout",
     )
 )
 FLOOR_OF = {unit: level for level, floor in enumerate(FLOORS) for unit in floor}

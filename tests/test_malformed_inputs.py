@@ -83,7 +83,7 @@ def test_an_estate_toml_nested_deep_or_huge_is_bad_data(
 ) -> None:
     done = scout("index", config=_local(tmp_path, text))
     assert (done.code, done.stdout) == (5, ""), done.stderr
-    assert done.stderr.startswith(f"scout: forge bad data: {tmp_path / 'estate' / 'estate.toml'}: ")
+    assert done.stderr.startswith(f"scout: estate: {tmp_path / 'estate' / 'estate.toml'}: ")
     assert done.stderr.count("\n") == 1
 
 
@@ -119,7 +119,7 @@ def test_an_estate_issue_with_malformed_notes_is_bad_data_naming_file_and_line(
     issues.write_text(f"{good}\n{json.dumps({**ISSUE, 'notes': notes})}\n", encoding="utf-8")
     done = scout("sweep", config=config)
     assert (done.code, done.stdout) == (5, ""), done.stderr
-    assert done.stderr == f"scout: forge bad data: {issues} line 2: {problem}\n"
+    assert done.stderr == f"scout: estate: {issues} line 2: {problem}\n"
 
 
 def test_an_issue_line_nested_thousands_deep_is_skipped_with_a_warning(

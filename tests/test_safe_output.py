@@ -43,7 +43,7 @@ def test_ask_prints_no_terminal_control_from_a_file_name(
     text = scout("ask", "When are zebra crossings painted?", config=config)
     as_json = scout("ask", "When are zebra crossings painted?", "--json", config=config)
     assert text.code == as_json.code == 0, text.stderr
-    assert "Sources:" in text.stdout and "zebra" in text.stdout
+    assert "Where to look:" in text.stdout and "zebra" in text.stdout
     for output in (text.stdout, text.stderr, as_json.stdout):
         assert not [c for c in TERMINAL if c in output]
     # JSON keeps the exact name, escaped: a program reading it gets the real path.

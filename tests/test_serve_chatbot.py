@@ -11,6 +11,7 @@ Discord render Markdown; a backslash before ASCII punctuation makes it literal),
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -19,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.corpus import CRED_URL, filler, make_store, passage
-from tests.fakes.serving import running, write_serve_config
+from tests.fakes.corpus import BACKUPS, CRED_URL, filler, make_store, passage
+from tests.fakes.serving import claude_on_path, running, write_serve_config
 from tests.helpers.growth import assert_linear
 
 CHATBOT = Path(__file__).resolve().parent.parent / "examples" / "chatbot.py"
@@ -44,8 +45,21 @@ def test_chatbot_posts_answers_with_links_declines_honestly_and_needs_its_key(
     tmp_path: Path,
 ) -> None:
     make_store(tmp_path).close()
-    config = write_serve_config(tmp_path, api_keys_env="SCOUT_TEST_KEYS", rate_limit="3/hour")
-    with running(config, env={"SCOUT_TEST_KEYS": "bot-key"}) as server:
+    config = write_serve_config(
+        tmp_path, provider="claude-local", api_keys_env="SCOUT_TEST_KEYS", rate_limit="3/hour"
+    )
+    answer = {
+        "answer": "To rotate the database keys, run `vault rotate --all` from the admin host. [1]",
+        "cited": [1],
+        "declined": False,
+        "reason": "",
+    }
+    env = {
+        **claude_on_path(tmp_path),
+        "FAKE_CLAUDE_OUTPUT": json.dumps(answer),
+        "SCOUT_TEST_KEYS": "bot-key",
+    }
+    with running(config, env=env) as server:
         answered = chat(server.url, "How do I rotate keys?", key="bot-key")
         slack = chat(server.url, "How do I rotate keys?", "--style", "slack", key="bot-key")
         declined = chat(server.url, "what is the weather in Lisbon", key="bot-key")
@@ -53,9 +67,8 @@ def test_chatbot_posts_answers_with_links_declines_honestly_and_needs_its_key(
         no_key = chat(server.url, "How do I rotate keys?")
     assert answered[0] == 0
     assert answered[1] == (
-        "To rotate the database keys, run `vault rotate --all` from the admin host. \\[1\\] "
-        "Rotated keys take effect within five minutes. \\[1\\]\n\nSources:\n"
-        f"[1] [acme/config docs/credentials.md lines 12-30]({CRED_URL})\n"
+        "To rotate the database keys, run `vault rotate --all` from the admin host. \\[1\\]"
+        f"\n\nSources:\n[1] [acme/config docs/credentials.md lines 12-30]({CRED_URL})\n"
     )
     assert f"[1] <{CRED_URL}|acme/config docs/credentials.md lines 12-30>" in slack[1]
     assert declined == (
@@ -68,6 +81,24 @@ def test_chatbot_posts_answers_with_links_declines_honestly_and_needs_its_key(
     assert limited[0] == 1 and limited[1] == ""
     assert limited[2].startswith("Scout could not answer (429 rate_limited)")
     assert no_key[0] == 1 and "401 unauthorized" in no_key[2]
+
+
+def test_chatbot_posts_where_to_look_in_offline_mode(tmp_path: Path) -> None:
+    make_store(tmp_path).close()
+    with running(write_serve_config(tmp_path)) as server:
+        found = chat(server.url, "How do I rotate keys?")
+        missed = chat(server.url, "How do I rotate backups to tape storage?")
+    assert found == (
+        0,
+        "Offline mode: no model read these passages; they best match the question.\n\n"
+        f"Where to look:\n[1] [acme/config docs/credentials.md lines 12-30]({CRED_URL})\n",
+        "",
+    )
+    assert missed[1].startswith(
+        "Not answered in offline mode (no passage covers: rotate, tape, storage); no model read "
+        "the passages, so this does not mean the documentation lacks the answer.\n\n"
+        f"Where to look:\n[1] [acme/ops docs/backups.md lines 1-9]({BACKUPS.url})\n"
+    )
 
 
 def test_chatbot_says_when_the_server_cannot_be_reached(tmp_path: Path) -> None:

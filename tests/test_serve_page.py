@@ -1,13 +1,16 @@
 """The page at ``/`` in real Chromium (Debian's, driven by Playwright), and its HTML over HTTP.
 
 Asked as a person would: without JavaScript (the form posts), by keyboard only, on a phone's
-width; the answer shows its citations as permalinks with their lines, a decline says it is one.
-Accessibility: every field has a label, every text colour meets WCAG AA contrast (4.5:1)
-computed from the computed styles, and Tab reaches the question box first.
+width; the answer (a model's: the fake ``claude``) shows its Markdown's inline code and lists as
+elements and its citations as permalinks with their lines, a decline says it is one, and offline
+mode shows where to look, saying it is no model's answer. Accessibility: every field has a
+label, every text colour meets WCAG AA contrast (4.5:1) computed from the computed styles, and
+Tab reaches the question box first.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,9 +19,9 @@ from typing import Any
 import httpx
 import pytest
 
-from scout.serve.page import answer_parts
-from tests.fakes.corpus import CRED_URL, make_store
-from tests.fakes.serving import Server, running, write_serve_config
+from scout.serve.page import Block, Part, answer_blocks, answer_parts, inline_parts
+from tests.fakes.corpus import BACKUPS, CRED_URL, make_store
+from tests.fakes.serving import Server, claude_on_path, running, write_serve_config
 from tests.helpers.growth import assert_linear
 
 # One worker runs the module: its server and Chromium are module fixtures, built once a run rather
@@ -27,11 +30,31 @@ pytestmark = pytest.mark.xdist_group("test_serve_page")
 
 CHROMIUM = Path("/usr/bin/chromium")
 HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)> "quoted" & keys'
+# What the model (the fake claude) answers "How do I rotate keys?" with: Markdown a model writes,
+# and HTML it may have copied from the docs, which must stay text.
+MARKDOWN = (
+    "Rotate them with `vault rotate --all` from the admin host [1]:\n\n"
+    "- stop `<b>app</b>` first\n"
+    "- then <img src=x onerror=alert(3)> restart it\n\n"
+    "1. check the keys\n"
+    "2. tell the team [1]"
+)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     directory = tmp_path_factory.mktemp("page")
+    make_store(directory).close()
+    answer = {"answer": MARKDOWN, "cited": [1], "declined": False, "reason": ""}
+    env = {**claude_on_path(directory), "FAKE_CLAUDE_OUTPUT": json.dumps(answer)}
+    config = write_serve_config(directory, provider="claude-local", rate_limit="1000/minute")
+    with running(config, env=env) as running_server:
+        yield running_server
+
+
+@pytest.fixture(scope="module")
+def offline_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    directory = tmp_path_factory.mktemp("offline")
     make_store(directory).close()
     with running(write_serve_config(directory, rate_limit="1000/minute")) as running_server:
         yield running_server
@@ -55,15 +78,31 @@ def _ask(page: Any, question: str) -> None:
     page.wait_for_load_state()
 
 
+def _asked_without_javascript(browser: Any, url: str, question: str) -> tuple[Any, Any]:
+    """A fresh context with JavaScript off, its page after asking ``question`` at ``url``."""
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(url + "/")
+    _ask(page, question)
+    return context, page
+
+
 def test_ask_without_javascript_answer_with_citation_links_then_a_decline(
     server: Server, browser: Any
 ) -> None:
-    context = browser.new_context(java_script_enabled=False)
-    page = context.new_page()
-    page.goto(server.url + "/")
-    _ask(page, "How do I rotate keys?")
+    context, page = _asked_without_javascript(browser, server.url, "How do I rotate keys?")
     assert page.locator("h2#answer-title").inner_text() == "Answer"
-    assert "vault rotate --all" in page.locator(".prose").inner_text()
+    # the answer's Markdown as elements: inline code, a bulleted and a numbered list
+    assert page.locator(".prose p code").all_inner_texts() == ["vault rotate --all"]
+    assert page.locator(".prose ul > li").all_inner_texts() == [
+        "stop <b>app</b> first",
+        "then <img src=x onerror=alert(3)> restart it",
+    ]
+    assert page.locator(".prose ul code").inner_text() == "<b>app</b>"
+    numbered = page.locator(".prose ol > li").all_inner_texts()
+    assert numbered == ["check the keys", "tell the team [1]"]
+    # HTML the answer holds stays text: no element came from it
+    assert page.locator(".prose b, .prose img").count() == 0
     link = page.locator("a.citation")
     assert link.count() == 1
     assert link.get_attribute("href") == CRED_URL
@@ -71,6 +110,7 @@ def test_ask_without_javascript_answer_with_citation_links_then_a_decline(
     # the prose's [1] jumps to its source
     assert page.locator("a.marker").first.get_attribute("href") == "#source-1"
     assert page.input_value("#question") == "How do I rotate keys?"
+    assert page.locator("a.marker").count() == 2
     _ask(page, "what is the weather in Lisbon")
     assert page.locator("h2#decline-title").inner_text() == "Not answered"
     assert "does not cover this question" in page.locator(".decline .honest").inner_text()
@@ -164,6 +204,37 @@ def test_accessibility_labels_contrast_keyboard_and_phone(server: Server, browse
     context.close()
 
 
+def test_offline_mode_shows_where_to_look_and_says_it_is_no_answer(
+    offline_server: Server, browser: Any
+) -> None:
+    context, page = _asked_without_javascript(browser, offline_server.url, "How do I rotate keys?")
+    assert page.locator("h2#where-title").inner_text() == "Where to look"
+    note = page.locator(".looking .offline").inner_text()
+    assert note.startswith("Offline mode: no model read these passages.")
+    assert page.locator("#answer-title, .answer, .decline").count() == 0
+    link = page.locator("a.citation")
+    assert (link.count(), link.get_attribute("href")) == (1, CRED_URL)
+    assert link.inner_text() == "acme/config · docs/credentials.md lines 12–30"
+    assert page.locator(".looking .heading").inner_text() == "Rotating credentials"
+    # the sentences that hold the question's words, under their passage, with code as code
+    assert page.locator(".matching").inner_text().startswith("To rotate the database keys, run")
+    assert page.locator(".matching code").inner_text() == "vault rotate --all"
+    _ask(page, "How do I rotate backups to tape storage?")
+    assert page.locator("h2#where-title").inner_text() == "Not answered in offline mode"
+    said = page.locator(".looking .offline").inner_text()
+    assert "no passage covers: rotate, tape, storage" in said
+    assert "does not mean the documentation lacks the answer" in said
+    assert "does not cover this question" not in page.content()
+    assert page.locator("a.citation").evaluate_all("links => links.map(a => a.href)") == [
+        BACKUPS.url,
+        CRED_URL,
+    ]
+    texts = page.evaluate(COLOURS)
+    low = [e for e in texts if contrast(_rgb(e["fg"]), _rgb(e["bg"])) < 4.5]
+    assert low == []
+    context.close()
+
+
 def test_page_html_has_viewport_csp_stylesheet_and_no_script(server: Server) -> None:
     home = httpx.get(server.url + "/")
     assert home.status_code == 200
@@ -216,5 +287,45 @@ def test_marker_scan_grows_linearly(unit: str) -> None:
     def make(n: int) -> Callable[[], object]:
         text = unit * n
         return lambda: answer_parts(text, {1})
+
+    assert_linear(make, 1_000)
+
+
+def test_answer_blocks_are_paragraphs_lists_and_inline_code() -> None:
+    answer = "Run `a [1]` then [1]:\n- one\n  more\n* two\n\n3. three\n4) four\nafter\n\nlast"
+    blocks = answer_blocks(answer, {1})
+    assert blocks == [
+        Block("p", ((Part("Run "), Part("a [1]", code=True), Part(" then "), Part("[1]", 1),
+                     Part(":")),)),
+        Block("ul", ((Part("one more"),), (Part("two"),))),
+        Block("ol", ((Part("three"),), (Part("four after"),)), start=3),
+        Block("p", ((Part("last"),),)),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("``a`b``", ["a`b"]),  # a longer run holds a shorter one
+        ("` a `", ["a"]),  # one space each side is taken off
+        ("`unclosed and ``two``", ["two"]),
+        ("``` never closed", []),
+        ("`<script>x</script>`", ["<script>x</script>"]),
+    ],
+)
+def test_code_spans_follow_commonmark(text: str, code: list[str]) -> None:
+    parts = inline_parts(text, set())
+    assert [p.text for p in parts if p.code] == code
+    if not code:  # backticks that open nothing are text, kept as written
+        assert "".join(p.text for p in parts) == text
+
+
+@pytest.mark.parametrize(
+    "unit", ["`", "`a", "``a`", "- `x", "1. ` [1]", "\n- a\n  b", "`" * 7 + "a"]
+)
+def test_answer_markdown_reading_grows_linearly(unit: str) -> None:
+    def make(n: int) -> Callable[[], object]:
+        text = unit * n
+        return lambda: answer_blocks(text, {1})
 
     assert_linear(make, 1_000)

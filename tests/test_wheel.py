@@ -116,6 +116,7 @@ def test_the_demo_runs_from_an_installed_wheel(tmp_path: Path) -> None:
         "answered": "answered",
         "declined": "declined",
         "signposted": "answered",
+        "gap": "declined",
     }
     assert result["index"]["passages"] > 0 and result["sweep"]["accepted"] > 0
     assert (elsewhere / "demo" / "scout.toml").read_text(encoding="utf-8") == (

@@ -194,7 +194,9 @@ def test_the_worker_refuses_to_start_with_a_bad_config(
     config.write_text(config.read_text().replace("[corpus]", "[corpus]\nvisibilty = []"))
     done = scout("worker", config=config)
     assert (done.code, done.stdout) == (3, "")
-    assert done.stderr == f"scout: {config}: corpus.visibilty: unknown key\n"
+    assert done.stderr == (
+        f"scout: {config}: corpus.visibilty: unknown key (did you mean 'visibility'?)\n"
+    )
 
 
 # ------------------------------------------------------------------------------ config

@@ -13,6 +13,7 @@ import click
 
 # name -> (module, attribute)
 COMMANDS = {
+    "init": ("scout.cli.init", "init"),
     "index": ("scout.cli.index", "index"),
     "ask": ("scout.cli.ask", "ask"),
     "search": ("scout.cli.search", "search"),

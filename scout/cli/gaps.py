@@ -27,10 +27,11 @@ def render(
 ) -> str | Styled:
     """One row per gap, most asked first: its latest wording (and how many others), when, why,
     the passage retrieval found nearest (where the answer would go) and the issues that may hold
-    it; then the answering cost line. Narrow terminals drop the first day, then the reason, then
-    the nearest passage; every link is in --json and --nl."""
+    it; then the lines under it (the declines left out, the answering cost). Narrow terminals
+    drop the first day, then the reason, then the nearest passage; every link is in --json and
+    --nl."""
     if not groups:
-        return "No declined questions.\n\n" + wrap(cost, terminal)
+        return "No documentation gaps.\n\n" + wrap(cost, terminal)
     cells = [
         {
             **g,
@@ -75,12 +76,13 @@ def gaps(
     """List declined questions grouped by content words, ranked by distinct askers, times
     asked, then recency."""
     from scout.corpus.rules import CorpusRules
-    from scout.gaps import answering_cost, find_issues
+    from scout.gaps import answering_cost, find_issues, not_gaps, not_gaps_line
     from scout.gaps import gaps as gap_backlog
 
     store = runtime.store()
     groups = gap_backlog(store, since=since)
     cost = answering_cost(store, since=since)
+    left_out = not_gaps_line(not_gaps(store, since=since))
     if search_issues and groups:
         config = runtime.config
         with runtime.progress() as progress:
@@ -95,4 +97,5 @@ def gaps(
             )
     # The JSON contract is the list of groups; what answering cost is for the person reading.
     rows = [g.to_json() for g in groups]
-    emit_rows(rows, as_json, as_nl, lambda listed: render(listed, cost.line()))
+    said = "\n".join(line for line in (left_out, cost.line()) if line)
+    emit_rows(rows, as_json, as_nl, lambda listed: render(listed, said))

@@ -6,6 +6,8 @@ over to :mod:`scout.serve`. Neither imports the server's libraries unless it run
 
 from __future__ import annotations
 
+import errno
+import socket
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -17,6 +19,25 @@ from scout.serve import require_extra
 if TYPE_CHECKING:
     from scout.config import Config
     from scout.serve.security import Security
+
+
+def check_listen(host: str, port: int) -> None:
+    """ConfigError (exit 3, one line) when ``host:port`` cannot be listened on: a port another
+    process holds, an address this machine does not have. Checked before uvicorn starts, which
+    would log its own error after "Application startup complete" and exit 1."""
+    try:
+        with socket.create_server((host, port)):
+            pass
+    except OSError as exc:
+        # create_server's own text repeats the address after the reason: the reason is enough
+        why = (exc.strerror or str(exc)).split(" (while attempting", 1)[0]
+        hint = "another process listens there (another scout serve?): stop it, or "
+        if exc.errno != errno.EADDRINUSE:
+            hint = ""
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {why.lower()}; {hint}pass --host/--port or set "
+            "[serve] host and port"
+        ) from None
 
 
 def _log_info() -> None:
@@ -75,6 +96,7 @@ def serve(runtime: Runtime, host: str | None, port: int | None, check: bool, as_
     from scout.serve.app import serve as run
 
     runtime.store().close()  # a missing or unreadable store is exit 4 now, not a 503 later
+    check_listen(host, port)
     _log_info()
     served = run(config, host=host, port=port)
     emit(

@@ -24,7 +24,14 @@ from scout.config import DocsSiteConfig
 from scout.corpus.budget import SPLIT_BUDGET_SECONDS, Clock, SplitTooSlow, split_budget
 from scout.corpus.passages import PASSAGES_FORMAT, redirect_stub, split_document
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
-from scout.errors import CannotCheck, ConfigError, ForgeError, ForgeReason, NotFound
+from scout.errors import (
+    CannotCheck,
+    ConfigError,
+    ForgeError,
+    ForgeReason,
+    NotFound,
+    Unreadable,
+)
 from scout.forge.base import FileEntry, Forge, Project
 from scout.progress import Progress, as_progress
 from scout.store import PassageRecord, ProjectRow, Store, now
@@ -58,10 +65,9 @@ class IndexSummary:
         if not self.failed:
             return None
         names = "; ".join(f"{path} ({why})" for path, why in sorted(self.failed.items()))
-        return ForgeError(
-            "server error",
+        return Unreadable(
             f"could not read {len(self.failed)} project(s), their passages are kept and the "
-            f"others were indexed: {names}",
+            f"others were indexed: {names}"
         )
 
     signposts_withdrawn: int = 0

@@ -33,8 +33,11 @@ DOCS_URL = "https://docs.acme.example/handbook/"
 
 QUESTIONS = {
     "answered": "How often are deploy keys rotated?",
+    # offline mode declines it: no one passage holds its words (not a gap: no model judged it)
     "declined": "How long are ledger database backups retained?",
     "signposted": "How are FX rates rounded in the ledger, and why?",
+    # retrieval finds nothing for it: a documentation gap whoever answers
+    "gap": "Who waters the office plants?",
 }
 
 # A phrase from each project whose documents must never reach the store, a prompt or an answer.
@@ -70,7 +73,7 @@ class Case:
 class DemoEstate:
     root: Path  # the estate directory
     shas: dict[str, str]  # named commits: "ledger:reverted", "ledger:head", "handbook:head", ...
-    questions: dict[str, str]  # "answered", "declined", "signposted"
+    questions: dict[str, str]  # "answered", "declined", "signposted", "gap"
     cases: dict[str, Case] = field(default_factory=dict)
 
 

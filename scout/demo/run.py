@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scout.config import load_config
+from scout.environment import invocation
 from scout.errors import UsageError
 
 if TYPE_CHECKING:
@@ -29,18 +30,6 @@ MARKER = ".scout-demo"
 # (config/demo.toml in the repository is a link to this file, for readers of the README.)
 CONFIG = resources.files("scout.demo").joinpath("demo.toml")
 EVAL_FILE = "eval.toml"  # package data beside this module: the demo estate's eval questions
-
-
-def invocation() -> str:
-    """How the user's shell can run this Scout: bare ``scout`` only when that finds this one
-    (scripts/setup does not put ``.venv/bin`` on PATH), else its absolute path."""
-    argv0 = Path(sys.argv[0])
-    if argv0.name == "scout" and argv0.exists():
-        found = shutil.which("scout")
-        if found and Path(found).resolve() == argv0.resolve():
-            return "scout"
-        return shlex.quote(str(argv0.absolute()))
-    return f"{shlex.quote(sys.executable)} -m scout"
 
 
 def prepare(directory: Path) -> Path:
@@ -79,8 +68,6 @@ class DemoResult:
     # question name -> (cited file, issue reference, issue URL) for files in the corpus only
     # because an accepted signpost brought them in (shown to people, not in --json)
     brought_in: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
-    # question name -> "project path Lx-y" of the passages the gap backlog lists as nearest
-    nearest: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -131,7 +118,6 @@ def run_demo(directory: Path) -> DemoResult:
         evaluation = _evaluate(store, provider, config.answer.passages)
         verdicts = store.signposts()
         brought_in = {name: _brought_in(store, verdicts, a) for name, a in answers.items()}
-        nearest = _nearest(store, demo.questions, answers)
         rejected = Counter(str(v.check_name) for v in verdicts if v.status == "rejected")
         audit = DemoAudit(
             accepted=sum(v.status == "accepted" for v in verdicts), rejected_by_check=dict(rejected)
@@ -149,7 +135,6 @@ def run_demo(directory: Path) -> DemoResult:
         audit=audit,
         eval=evaluation,  # serialised at the edge (--json), by DemoResult.to_json()
         brought_in={name: found for name, found in brought_in.items() if found},
-        nearest=nearest,
     )
 
 
@@ -171,23 +156,6 @@ def _brought_in(
             first = min(issues, key=lambda v: (v.issue_project, v.issue_iid))
             found.append((c.path, f"{first.issue_project}#{first.issue_iid}", first.issue_url))
     return found
-
-
-def _nearest(
-    store: Any, questions: dict[str, str], answers: dict[str, Any]
-) -> dict[str, list[str]]:
-    """For each declined question, where the gap backlog says its answer would go."""
-    from scout.gaps import gaps, normalise
-
-    backlog = {g.key: g for g in gaps(store)}
-    out = {}
-    for name, answer in answers.items():
-        gap = backlog.get(normalise(questions[name]))
-        if answer.outcome == "declined" and gap is not None:
-            out[name] = [
-                f"{n['project']} {n['path']} L{n['lines'][0]}-{n['lines'][1]}" for n in gap.nearest
-            ]
-    return out
 
 
 def _evaluate(store: Any, provider: Any, passages: int) -> EvalReport:
@@ -237,25 +205,15 @@ def render(result: DemoResult) -> str:
     ]
     lines.append("")
     for name, answer in result.answers.items():
-        question = result.questions[name]
-        lines.append(f"Q ({name}): {question}")
-        if answer.outcome == "answered":
-            lines.append(f"  answered: {answer.answer}")
-            lines += [f"  [{c.n}] {c.url}" for c in answer.citations]
-            for path, issue, url in result.brought_in.get(name, []):
-                lines.append(
-                    f"  {path} is in the corpus only because issue {issue} linked to it "
-                    f"({url}); the citation names the file, never the issue"
-                )
-        else:
-            lines.append(f"  declined: {answer.reason}")
-            nearest = result.nearest.get(name)
-            if nearest:
-                lines.append(
-                    "  a documentation gap now: `scout gaps` lists it with the passages nearest "
-                    f"to an answer, where a writer would add it: {'; '.join(nearest)}"
-                )
+        lines.append(f"Q ({name}): {result.questions[name]}")
+        lines += _answer_lines(answer, result.brought_in.get(name, []))
         lines.append("")
+    lines.append(
+        "Offline mode shows where to look and never composes an answer. With a model "
+        "([answer] provider = claude-local, anthropic or openai), Scout reads these passages, "
+        "answers with checked citations or declines, and its declines are documentation gaps."
+    )
+    lines.append("")
     lines.append(
         f"Eval ({EVAL_FILE}, offline provider): {len(result.eval.rows)} test questions "
         "with known right answers, asked as a user would"
@@ -271,6 +229,46 @@ def render(result: DemoResult) -> str:
     if scout != "scout" and activate.exists():
         lines.append(f"(or `source {activate}` first, then run plain `scout`)")
     return "\n".join(lines)
+
+
+SHOWN_PLACES = 3  # places of where to look the demo prints per question
+
+
+def _answer_lines(answer: AnswerResult, brought_in: list[tuple[str, str, str]]) -> list[str]:
+    """One question's outcome as the demo tells it: offline mode's where to look (the passage
+    holding the question's words with its matching sentences), a decline offline mode made
+    (not a gap), or a decline retrieval could not help (a gap)."""
+    from scout.answer import matching_sentences
+
+    if answer.outcome == "answered":
+        lines = [
+            "  where to look (offline mode: no model read the passages; these hold its words):"
+        ]
+    elif answer.cause == "offline":
+        lines = [
+            f"  not answered in offline mode ({answer.reason}); no model read the passages, so "
+            "this is not counted as a documentation gap. Where to look:"
+        ]
+    else:
+        return [
+            f"  declined: {answer.reason}: no passage shares a word with it, so it is a "
+            "documentation gap now (`scout gaps` lists it)"
+        ]
+    cited = {c.n for c in answer.citations}
+    for place in answer.where_to_look:
+        if place.n > SHOWN_PLACES and place.n not in cited:
+            continue
+        start, end = place.lines
+        lines.append(f"  [{place.n}] {place.project} {place.path} L{start}-{end}")
+        lines.append(f"      {place.url}")
+        if place.n in cited:
+            lines.append(f"      matching: {matching_sentences(answer)}")
+    for path, issue, url in brought_in:
+        lines.append(
+            f"  {path} is in the corpus only because issue {issue} linked to it "
+            f"({url}); it is listed as the file, never as the issue"
+        )
+    return lines
 
 
 def _eval_lines(report: EvalReport) -> list[str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO
 
 from scout.environment import child_environment
-from scout.errors import CannotCheck, ForgeError
+from scout.errors import CannotCheck, EstateError, ForgeError
 from scout.forge.base import FileDiff
 
 _ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
@@ -54,9 +54,11 @@ class GitRepo:
                 timeout=GIT_TIMEOUT,
             )
         except FileNotFoundError as exc:
-            raise ForgeError("unreachable", "git is not installed or not on PATH") from exc
+            raise EstateError(
+                "unreachable", "git is not installed or not on PATH: the estate is read with it"
+            ) from exc
         except subprocess.TimeoutExpired as exc:
-            raise ForgeError("unreachable", f"git {args[0]} timed out in {self.dir}") from exc
+            raise EstateError("unreachable", f"git {args[0]} timed out in {self.dir}") from exc
         if check and done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
             self.check_readable()  # a repository git cannot open at all is a fault
@@ -79,14 +81,16 @@ class GitRepo:
         return done.stdout.decode().strip() or None if done.returncode == 0 else None
 
     def check_readable(self) -> None:
-        """ForgeError unless git can open this repository (folder, permissions, objects)."""
+        """EstateError unless git can open this repository (folder, permissions, objects)."""
         if not self.dir.is_dir():
-            raise ForgeError("server error", f"cannot read the repository at {self.dir}: no folder")
+            raise EstateError(
+                "server error", f"cannot read the repository at {self.dir}: no folder"
+            )
         done = self.run("rev-parse", "--git-dir", check=False)
         if done.returncode != 0:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
             why = message[-1] if message else f"git exit {done.returncode}"
-            raise ForgeError("server error", f"cannot read the repository at {self.dir}: {why}")
+            raise EstateError("server error", f"cannot read the repository at {self.dir}: {why}")
 
     def cat(self, sha: str, path: str) -> bytes | None:
         """A blob's bytes at ``sha:path`` from one ``cat-file --batch`` process; None if absent.

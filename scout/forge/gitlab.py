@@ -138,7 +138,19 @@ class GitLabForge:
     def close(self) -> None:
         self._http.close()
 
-    # projects
+    # groups and projects
+
+    def group(self, path: str) -> dict[str, Any]:
+        """The group at ``path`` as GitLab describes it (``GET /groups/:id``, one request):
+        GroupNotFound when GitLab answers 404, which it does for a group that does not exist
+        and for one the token cannot see alike (doc/api/groups.md, "Get a single group")."""
+        try:
+            data = self._http.json("group", f"/groups/{enc(path.strip('/'))}")
+        except NotFound:
+            raise GroupNotFound(path.strip("/"), self._http.public_url) from None
+        if not isinstance(data, dict) or not isinstance(data.get("full_path"), str):
+            raise ForgeError("bad data", f"GET /groups/{path}: no full_path in GitLab's answer")
+        return data
 
     def projects(self) -> Iterator[Project]:
         seen: set[Any] = set()

@@ -5,6 +5,11 @@ It answers every forge operation the way the GitLab forge does, from ``estate.to
 repositories under ``repos/`` and the issue files under ``issues/``, and counts each operation as
 the request it would be on GitLab. ``estate.toml`` is re-read on each project listing, so a project
 made private or archived between two runs is seen as such.
+
+A ``[[project]]`` may also name where it lives (``scout init`` writes these): ``repo``, a git
+repository anywhere, or ``folder``, a plain folder read through snapshots the estate keeps
+(``scout.forge.folder``); and ``web_url``, the page its permalinks are built on (GitHub's
+permalink form on github.com, GitLab's anywhere else).
 """
 
 from __future__ import annotations
@@ -15,9 +20,10 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 from scout import timefmt
-from scout.errors import ForgeError, GroupNotFound, NotFound
+from scout.errors import EstateError, ForgeError, GroupNotFound, NotFound
 from scout.forge.base import (
     Commit,
     FileDiff,
@@ -34,6 +40,7 @@ from scout.forge.base import (
     permalink,
     visibility,
 )
+from scout.forge.folder import snapshot
 from scout.forge.git import GitRepo
 from scout.toml_input import TomlProblem, read_toml
 
@@ -49,6 +56,8 @@ class LocalForge:
         self.groups = [g.strip("/") for g in groups]
         self.requests: Counter[str] = Counter()
         self._repos: dict[str, GitRepo] = {}
+        # project path -> ("repo" | "folder", where), for projects estate.toml places themselves
+        self._places: dict[str, tuple[str, Path]] = {}
         self.url = (url or self._metadata().get("url") or "").rstrip("/")
 
     # ------------------------------------------------------------------ metadata
@@ -57,19 +66,25 @@ class LocalForge:
         try:
             data = read_toml(target)
         except FileNotFoundError as exc:
-            raise ForgeError(
-                "unreachable", f"no estate at {self.estate} (estate.toml missing)"
+            raise EstateError(
+                "unreachable",
+                f"no estate.toml in {self.estate}: check forge.path in the config "
+                "(`scout init` writes both)",
             ) from exc
         except (OSError, TomlProblem) as exc:
-            raise ForgeError("bad data", f"{target}: {exc}") from exc
+            raise EstateError("bad data", f"{target}: {exc}") from exc
         problem = _estate_problem(data)
         if problem is not None:
-            raise ForgeError("bad data", f"{target}: {problem}")
+            raise EstateError("bad data", f"{target}: {problem}")
         return data
 
     def _project(self, row: dict[str, Any], base: str) -> Project:
         path = str(row["path"]).strip("/")
         base = base.rstrip("/")
+        for kind in ("repo", "folder"):
+            if row.get(kind):
+                place = Path(str(row[kind])).expanduser()
+                self._places[path] = (kind, place if place.is_absolute() else self.estate / place)
         branch = row.get("default_branch")
         # GitLab reports no default branch for a repository without commits; so do we.
         if branch and not self._has_branch(path, str(branch)):
@@ -79,7 +94,7 @@ class LocalForge:
             visibility=visibility(row.get("visibility", "private")),
             archived=bool(row.get("archived", False)),
             default_branch=branch,
-            web_url=f"{base}/{path}",
+            web_url=str(row.get("web_url") or f"{base}/{path}").rstrip("/"),
             last_activity_at=row.get("last_activity_at"),
             id=path,
         )
@@ -99,7 +114,7 @@ class LocalForge:
         paths = [str(row.get("path", "")).strip("/") for row in rows]
         for group in groups or self.groups:
             if not any(in_groups(path, [group]) for path in paths):
-                raise GroupNotFound(group, str(self.estate / "estate.toml"))
+                raise GroupNotFound(group, str(self.estate / "estate.toml"), estate=True)
 
     def project(self, path: str) -> Project:
         self.requests["project"] += 1
@@ -114,6 +129,8 @@ class LocalForge:
             repo = self._repo(path)
         except NotFound:
             return False
+        except ForgeError:
+            return True  # a folder that cannot be read now: head() reports the fault
         if repo.rev(f"refs/heads/{branch}") is not None:
             return True
         try:
@@ -129,7 +146,13 @@ class LocalForge:
         if path not in self._repos:
             if ".." in Path(path).parts:
                 raise NotFound(f"repository of {path}")
-            self._repos[path] = GitRepo(self.estate / "repos" / path)
+            kind, place = self._places.get(path, ("repo", self.estate / "repos" / path))
+            if kind == "folder":
+                # once a run: what the folder holds now, committed when it changed
+                shadow = self.estate / "snapshots" / f"{path}.git"
+                snapshot(place, shadow)
+                place = shadow
+            self._repos[path] = GitRepo(place)
         return self._repos[path]
 
     def close(self) -> None:
@@ -190,6 +213,11 @@ class LocalForge:
     def permalink(
         self, project: Project, sha: str, path: str, lines: tuple[int, int] | None
     ) -> str:
+        if urlsplit(project.web_url).hostname == "github.com":
+            # GitHub has no /-/ in its blob URLs and spells a range #L12-L30
+            start, end = lines or (0, 0)
+            anchor = "" if not lines else f"#L{start}" if start == end else f"#L{start}-L{end}"
+            return f"{project.web_url}/blob/{sha}/{quote(path)}{anchor}"
         return permalink(project.web_url, sha, path, lines)
 
     # ------------------------------------------------------------------ history
@@ -323,7 +351,7 @@ class LocalForge:
                     continue
                 problem = _notes_problem(record.get("notes"))
                 if problem is not None:
-                    raise ForgeError("bad data", f"{target} line {number}: {problem}")
+                    raise EstateError("bad data", f"{target} line {number}: {problem}")
                 yield record
 
     def issues_updated_after(self, group: str, after: str | None) -> Iterator[Issue]:
@@ -464,6 +492,11 @@ def _estate_problem(data: dict[str, Any]) -> str | None:
         for n, row in enumerate(rows, 1):
             if not isinstance(row.get(key), str) or not row[key].strip("/"):
                 return f"[[{table}]] {n}: `{key}` must be a non-empty string"
+            for optional in ("repo", "folder", "web_url"):
+                if optional in row and not isinstance(row[optional], str):
+                    return f"[[{table}]] {n}: `{optional}` must be a string"
+            if row.get("repo") and row.get("folder"):
+                return f"[[{table}]] {n}: give `repo` or `folder`, not both"
             if table == "merge_request" and not isinstance(row.get("iid"), int):
                 return f"[[{table}]] {n}: `iid` must be an integer"
     return None

@@ -55,6 +55,15 @@ class Provider(Protocol):
     def run(self, task: Task[T]) -> T: ...
 
 
+OFFLINE = "offline"  # the one provider that is no model (scout/providers/offline.py)
+
+
+def is_offline(provider: Provider) -> bool:
+    """Whether ``provider`` is offline mode: a lexical stand-in, no model. By name, which every
+    wrapper that meters or shows a provider's work keeps."""
+    return provider.name == OFFLINE
+
+
 @dataclass(frozen=True)
 class Usage:
     """What one provider call cost, as the provider reported it (``usd`` None: no price known)."""

@@ -15,7 +15,7 @@ from typing import cast
 
 from scout.errors import ProviderError
 from scout.normalise import disarm_markers
-from scout.providers.base import Metered, PromptPassage, T, Task, Usage
+from scout.providers.base import OFFLINE, Metered, PromptPassage, T, Task, Usage
 from scout.providers.schema import AddressesOutput, AnswerOutput, ExpansionOutput
 from scout.words import query_terms, stem, words
 
@@ -209,7 +209,7 @@ def judge_addresses(question: str, passages: tuple[PromptPassage, ...]) -> Addre
 class OfflineProvider:
     """Extractive, lexical, deterministic: never a model, never a network call."""
 
-    name = "offline"
+    name = OFFLINE
 
     def __init__(self, *, model: str = "", timeout: float | None = None) -> None:
         self.model = model

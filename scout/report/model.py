@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from scout.audit_records import RejectionGroup, Summary
-from scout.gaps import AnsweringCost, GapGroup, answering_cost, gaps
+from scout.gaps import AnsweringCost, GapGroup, answering_cost, gaps, not_gaps, not_gaps_line
 from scout.store import Store, SweepStatus, now
 
 MAX_GAPS = 50  # the head of the backlog is what a maintainer acts on
@@ -43,6 +43,7 @@ class Report:
     answering: AnsweringCost  # every logged question: tokens and dollars
     # signposts.audit.rejections(status="withdrawn")
     withdrawals: list[RejectionGroup] = field(default_factory=list)
+    not_gaps: str = ""  # the declines the backlog leaves out (offline mode, an empty index)
 
 
 def collect(
@@ -85,4 +86,5 @@ def collect(
         projects=projects,
         sweep=store.sweep_state(),
         answering=answering_cost(store),
+        not_gaps=not_gaps_line(not_gaps(store)),
     )

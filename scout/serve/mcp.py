@@ -23,7 +23,9 @@ from scout.serve.service import STDIO_CLIENT, Service
 INSTRUCTIONS = (
     "Scout answers questions about this estate from its documentation only. ask_docs returns an "
     "answer with numbered citations (permalinks pinned to a commit), or a decline with its "
-    "reason: a decline means the documentation does not answer, so do not guess. search_docs "
+    "reason: a decline means the documentation does not answer, so do not guess. In offline "
+    "mode (no model) it lists where_to_look instead: passages to read, not an answer, and its "
+    'declines with cause "offline" do not mean the documentation lacks the answer. search_docs '
     "lists the passages retrieval finds, best first, without composing an answer."
 )
 
@@ -91,7 +93,8 @@ def build_mcp(service: Service) -> MCPServer:
         question: str, context: Context, project: list[str] | None = None
     ) -> CallToolResult:
         """Answer QUESTION from the documentation with checked citations, or decline with a
-        reason: the `scout ask --json` document (outcome, answer, reason, citations, passages)."""
+        reason: the `scout ask --json` document (outcome, answer, reason, citations, passages,
+        cause, where_to_look: offline mode's passages to read, never an answer; expanded)."""
         return await _answer(
             service, context, lambda client: service.ask(question, project, client=client)
         )

@@ -186,9 +186,11 @@ def reference_state(served: Served, *commands: str) -> dict[str, Any]:
 
 
 def assert_one_line_failure(stderr: str, reason: str) -> None:
-    """Retries are logged as warnings before the one line that says why the command stopped."""
+    """Retries are logged as warnings before the one line that says why the command stopped
+    (``reason`` is a forge failure's, or what a run that read all but some projects says)."""
     lines = stderr.splitlines()
     assert "Traceback" not in stderr
-    assert lines[-1].startswith(f"scout: forge {reason}: "), stderr
+    said = reason if reason.startswith("could not read") else f"forge {reason}: "
+    assert lines[-1].startswith(f"scout: {said}"), stderr
     assert all("retry" in line for line in lines[:-1]), stderr
     assert TOKEN not in stderr
