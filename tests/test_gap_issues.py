@@ -207,9 +207,10 @@ def test_no_issue_text_reaches_a_prompt_after_a_search(
         assert answer.code == 0, answer.stderr
         assert CANARY not in answer.stdout + answer.stderr
     calls = recorded(claude_bin)
-    # an answer each (the gap's, then the three after the search), and search terms once: the
-    # wordings are one question to the expansion cache
-    assert len(with_passages(calls)) == 1 + len(WIFI) and len(calls) == 2 + len(WIFI)
+    # an answer each (the gap's, then the three after the search), and search terms twice: the
+    # gap's ask had a reply that was no terms (nothing cached), then the three wordings are one
+    # question to the expansion cache
+    assert len(with_passages(calls)) == 1 + len(WIFI) and len(calls) == 3 + len(WIFI)
     assert all(CANARY not in call["stdin"] for call in calls)
     assert_no_canary_in_store(config.parent)
 

@@ -180,8 +180,11 @@ def test_a_hostile_page_reaches_the_chat_as_text_through_the_real_server(tmp_pat
         "acme/ops", "docs/announce.md", (1, 4), "Announcements channel", HOSTILE + "."
     )
     make_store(tmp_path, [hostile, *filler()]).close()
-    config = write_serve_config(tmp_path)
-    with running(config) as server:
+    # a model that quotes the page (offline mode posts where to look, never a passage's text)
+    config = write_serve_config(tmp_path, "claude-local", rate_limit="100/minute")
+    quoted = {"answer": HOSTILE + " [1]", "cited": [1], "declined": False, "reason": ""}
+    env = {**claude_on_path(tmp_path), "FAKE_CLAUDE_OUTPUT": json.dumps(quoted)}
+    with running(config, env=env) as server:
         slack = chat(server.url, "announcements channel", "--style", "slack")
         markdown = chat(server.url, "announcements channel")
     assert slack[0] == 0 and markdown[0] == 0

@@ -31,7 +31,8 @@ def test_a_port_in_use_is_one_line_and_exit_3(tmp_path: Path) -> None:
 @pytest.mark.parametrize("host", ["nosuchhost.invalid", "192.0.2.1"])
 def test_an_address_this_machine_cannot_listen_on_is_exit_3(tmp_path: Path, host: str) -> None:
     make_store(tmp_path).close()
-    config = write_serve_config(tmp_path)
+    # open: a server on an address other than loopback needs keys, or says it is meant to be open
+    config = write_serve_config(tmp_path, open=True)
     done = run_cli(["--config", str(config), "serve", "--host", host, "--port", "0"], timeout=60)
     assert (done.code, done.stdout) == (3, "")
     assert done.stderr.startswith(f"scout: cannot listen on {host}:0: ")
