@@ -9,7 +9,7 @@ with a model's recorded terms when ``--expanded`` gives them, the dense list of 
 ``[retrieval.embeddings]`` with ``--dense``; run ``scout index`` with that config first) are
 computed once for each depth retrieval would compute them at, and every combination of the
 ``--set`` constants (of ``scout.retrieve`` and its stage modules: ``RRF_K``, ``DENSE_WEIGHT``,
-``KEEP_OWN``, ``DENSE_DEPTH``, ``LEXICAL_DEPTH``, ``CHANGELOG_WEIGHT``...) is then applied to the
+``KEEP_OWN``, ``DENSE_DEPTH``, ``CHANGELOG_WEIGHT``...) is then applied to the
 fusion and re-ranking of those lists (``scout.retrieve.ranking``), as retrieval would. Per split
 (and per overlap class with ``--by-class``): recall@8, MRR, recall@20, and the questions gained and
 lost against the own words alone (``lost`` is the number that matters: a question the question's
@@ -118,10 +118,19 @@ def main() -> int:
 
     def cut(q: dict[str, Any], mode: str, limit: int) -> Any:
         dense = mode in ("dense", "both")
-        depth = max(limit, rerank.POOL, pipeline.LEXICAL_DEPTH if dense else 0)
+        depth = max(limit, rerank.POOL)
         found = lists(q, depth, dense)
         words = found.words if mode in ("expanded", "both", "rrf") else found.own
-        near = found.near[: pipeline.DENSE_DEPTH] if dense else []
+        near = []
+        if dense:
+            # the dense list as deep as DENSE_DEPTH, and the lexical candidates' own ranks by
+            # meaning however deep
+            lexical_ids = {h.id for h in words}
+            near = [
+                h
+                for h in found.near
+                if (h.dense_rank or 0) <= pipeline.DENSE_DEPTH or h.id in lexical_ids
+            ]
         if mode == "rrf":
             # the candidate the issue names: the own words' and the expanded rankings fused
             # by reciprocal rank, equal weights (the expanded list in the place of the dense)
@@ -161,7 +170,9 @@ def main() -> int:
 
 
 def _value(text: str) -> Any:
-    """A ``--set`` value: a whole number, a number, or a word."""
+    """A ``--set`` value: true or false, a whole number, a number, or a word."""
+    if text.casefold() in ("true", "false"):
+        return text.casefold() == "true"
     try:
         number = float(text)
     except ValueError:

@@ -37,9 +37,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("scout.retrieve")
 MAX_GLOB_CHARS = 512
-# Candidates each list contributes to fusion (the lexical list is at least ``rerank.POOL``).
-DENSE_DEPTH = 30
-LEXICAL_DEPTH = 30
+# The passages nearest by meaning that join the candidates (the lexical list is the exact BM25
+# top ``rerank.POOL``, or as many as asked for: deeper, on tune, it only added noise). Every
+# lexical candidate also gets its rank by meaning among all the passages, however far down, so
+# fusion weighs both lists for it (on tune: 0.787 -> 0.796 recall@8, 4 -> 1 questions lost).
+DENSE_DEPTH = 20
 # The question's own words' first places that no other list may push out of the result: a
 # model's terms or a vector may add passages, never lose what the question's words found first.
 KEEP_OWN = 2
@@ -156,10 +158,11 @@ def candidates(
     if named and (within is None or not named.issuperset(within)):
         scopes.append(tuple(sorted(named)))
     if depth is None:
-        depth = max(limit, rerank.POOL, LEXICAL_DEPTH if embeddings is not None else 0)
+        depth = max(limit, rerank.POOL)
     own = lexical.own_words(terms, depth, scopes)
     words = lexical.with_expansion(terms, own, depth, scopes) if terms.extra else own
-    near, dense_error = _dense(store, embeddings, asked, within, deadline)
+    also = [hit.id for hit in words]
+    near, dense_error = _dense(store, embeddings, asked, within, deadline, also)
     if expansion is not None and expansion.error is not None:
         _say_once(
             ("expansion", expansion.error),
@@ -216,6 +219,7 @@ def _dense(
     question: Question,
     within: tuple[str, ...] | None,
     deadline: float | None,
+    also: Sequence[int] = (),
 ) -> tuple[list[PassageHit], str | None]:
     """The dense list, or none and why (the model failed: retrieval goes on by words)."""
     if embeddings is None:
@@ -223,7 +227,9 @@ def _dense(
     from scout.retrieve import dense
 
     try:
-        nearest = dense.nearest(store, embeddings, question.text, DENSE_DEPTH, within, deadline)
+        nearest = dense.nearest(
+            store, embeddings, question.text, DENSE_DEPTH, within, deadline, also
+        )
     except EmbeddingError as exc:
         _say_once(
             ("dense", "unavailable"),

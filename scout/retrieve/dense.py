@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -49,10 +50,12 @@ def nearest(
     depth: int,
     within: tuple[str, ...] | None,
     deadline: float | None = None,
-) -> list[tuple[int, float]]:
-    """The ``depth`` passages nearest ``question`` (in ``within``'s projects): (row id,
-    cosine), nearest first. EmbeddingError when the question cannot be embedded or its vector
-    is not of the stored vectors' dimension."""
+    also: Sequence[int] = (),
+) -> list[tuple[int, float, int]]:
+    """The ``depth`` passages nearest ``question`` (in ``within``'s projects), nearest first,
+    then those of ``also`` (row ids) not among them: (row id, cosine, rank among all the
+    passages). EmbeddingError when the question cannot be embedded or its vector is not of the
+    stored vectors' dimension."""
     recorded = store.vector_model()
     if recorded is None or recorded[0] != embeddings.name or recorded[1] is None:
         return []
@@ -78,14 +81,25 @@ def nearest(
     top = numpy.argpartition(-scores, depth - 1)[:depth]
     # Ties break by row, as the lexical stage's do, so an order never depends on the platform.
     order = sorted(top.tolist(), key=lambda i: (-float(scores[i]), int(ids[i])))
-    return [(int(ids[i]), float(scores[i])) for i in order]
+    found = [(int(ids[i]), float(scores[i]), rank) for rank, i in enumerate(order, 1)]
+    held = {pid for pid, _, _ in found}
+    wanted = [pid for pid in dict.fromkeys(also) if pid not in held]
+    if wanted:
+        where = numpy.flatnonzero(numpy.isin(ids, numpy.array(wanted, dtype=numpy.int64)))
+        for i in where.tolist():
+            # its rank: one more than the passages nearer than it
+            rank = int(numpy.count_nonzero(scores > scores[i])) + 1
+            found.append((int(ids[i]), float(scores[i]), rank))
+    return sorted(found, key=lambda row: (row[2], row[0]))
 
 
-def hits(store: Store, ranked: list[tuple[int, float]]) -> list[PassageHit]:
-    """The passages of ``ranked`` (row id, cosine), in its order, scored by cosine."""
-    found = {hit.id: hit for hit in store.passages_by_id([pid for pid, _ in ranked])}
+def hits(store: Store, ranked: list[tuple[int, float, int]]) -> list[PassageHit]:
+    """The passages of ``ranked`` (row id, cosine, rank), in its order, scored by cosine."""
+    found = {hit.id: hit for hit in store.passages_by_id([pid for pid, _, _ in ranked])}
     return [
-        dataclasses.replace(found[pid], score=-cosine) for pid, cosine in ranked if pid in found
+        dataclasses.replace(found[pid], score=-cosine, dense_rank=rank)
+        for pid, cosine, rank in ranked
+        if pid in found
     ]
 
 

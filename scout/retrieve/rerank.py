@@ -96,6 +96,14 @@ def rerank(
 ) -> list[PassageHit]:
     """The pool ``hits`` re-ordered (see the module's rules), cut to ``limit``; each hit's
     ``score`` becomes the score it was ranked by."""
+    return diverse(factored(hits, named=named, versions=versions, spans=spans), limit)
+
+
+def factored(
+    hits: list[PassageHit], *, named: set[str], versions: bool, spans: Sequence[str]
+) -> list[PassageHit]:
+    """``hits`` with each score times its factors (the module's first three rules), best
+    first."""
     scored = []
     for hit in hits:
         factor = 1.0
@@ -109,7 +117,7 @@ def rerank(
                 factor *= CODE_WEIGHT
         scored.append(dataclasses.replace(hit, score=hit.score * factor))
     scored.sort(key=lambda h: (h.score, h.id))
-    return diverse(scored, limit)
+    return scored
 
 
 def diverse(hits: list[PassageHit], limit: int) -> list[PassageHit]:
