@@ -129,19 +129,24 @@ def with_expansion(
     depth: int,
     scopes: Sequence[tuple[str, ...] | None],
 ) -> list[PassageHit]:
-    """The ranking with the model's terms: the top ``depth`` of all the terms at once (in each
-    of ``scopes``), joined by the own words' ranking ``own``, then scored so that the model's
+    """The ranking with the model's terms: the own words' ranking ``own`` and the model's terms'
+    own top ``depth`` (in each of ``scopes``), every passage of both scored so that the model's
     terms count ``EXPANSION_WEIGHT`` of what the question's own words count.
 
-    Why join ``own`` before weighting: the pool ranks expansion terms as the question's own
-    words, so a weak model's terms that many passages use could fill it; what the own words
-    find alone keeps its place in the pool.
+    Why two pools and not one query of all the terms: a weak model's terms that many passages
+    use could fill one pool, where what the own words find alone keeps its place in its own; and
+    each passage is scored by every term, whichever pool found it (measured on tune against the
+    one pool of all the terms: 54 questions gained against 53, none lost against one with half
+    the terms another question's).
     """
     own_live = terms.live(terms.own)
     live = terms.live([*terms.own, *terms.extra])
     if len(live) == len(own_live):
         return own
-    hits = _joined(_ranked(terms, live, depth, scopes), own)
+    extra_live = [term for term in live if term not in own_live]
+    hits = _joined(own, _ranked(terms, extra_live, depth, scopes))
+    whole = terms.store.scores(_any(live), [h.id for h in hits], heading_weight=HEADING_WEIGHT)
+    hits = [dataclasses.replace(h, score=whole.get(h.id, 0.0)) for h in hits]
     return _below_own(terms.store, hits, own_live)
 
 
