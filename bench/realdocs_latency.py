@@ -94,6 +94,10 @@ def add_vectors(source: Path, target: Path, dimension: int) -> dict[str, Any]:
     return {"vectors": count, "from_source": used_real}
 
 
+def _p99(ordered: list[float]) -> float:
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
 def vector_bytes(db: Path) -> int:
     """The vectors table's bytes (its pages, SQLite's dbstat where built in, else the blobs)."""
     with sqlite3.connect(db) as conn:
@@ -142,10 +146,12 @@ def measure(db: Path, asked: list[str], terms: dict[str, list[str]], dimension: 
                     cpu.append((time.process_time() - used) * 1000)
                     wall.append((time.perf_counter() - began) * 1000)
             cpu.sort()
+            wall.sort()
             out[mode] = {
                 "cpu_p50_ms": round(statistics.median(cpu), 1),
-                "cpu_p99_ms": round(cpu[min(len(cpu) - 1, int(len(cpu) * 0.99))], 1),
+                "cpu_p99_ms": round(_p99(cpu), 1),
                 "wall_p50_ms": round(statistics.median(wall), 1),
+                "wall_p99_ms": round(_p99(wall), 1),
             }
         out["passages"] = store.passage_count()
     return out
@@ -188,8 +194,8 @@ def main() -> int:
     words = figures["words"]
     for mode in ("expanded", "dense", "both"):
         row = figures[mode]
-        row["cpu_p50_x"] = round(row["cpu_p50_ms"] / words["cpu_p50_ms"], 2)
-        row["cpu_p99_x"] = round(row["cpu_p99_ms"] / words["cpu_p99_ms"], 2)
+        for figure in ("cpu_p50_ms", "cpu_p99_ms", "wall_p50_ms", "wall_p99_ms"):
+            row[figure.replace("_ms", "_x")] = round(row[figure] / words[figure], 2)
     print(json.dumps(figures, indent=1))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")

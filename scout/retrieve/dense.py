@@ -4,7 +4,7 @@ The main rule: exact, not approximate. Every passage's vector is compared with t
 (cosine, as a dot product of unit vectors) and the top ``depth`` kept; no approximate index is
 built below 200k passages, where an exact pass over a matrix in memory takes milliseconds. The
 matrix is read from the store once per process and read again only when the store changed
-(``Store.vectors_stamp``), so the server pays for it once, ``scout ask`` once a question.
+(``Store.generation``), so the server pays for it once, ``scout ask`` once a question.
 
 Only vectors of the configured model and dimension are read (``Store.passage_vectors``); a
 passage without one (embedding not yet run, or failed half-way) is simply not a candidate here:
@@ -34,7 +34,7 @@ MAX_MATRICES = 4
 
 @dataclass(frozen=True)
 class _Matrix:
-    stamp: tuple[int, int, int]
+    stamp: int
     ids: numpy.typing.NDArray[numpy.int64]
     vectors: numpy.typing.NDArray[numpy.float32]
 
@@ -105,7 +105,7 @@ def hits(store: Store, ranked: list[tuple[int, float, int]]) -> list[PassageHit]
 
 def _matrix(store: Store, model: str, dimension: int) -> _Matrix:
     key = (str(store.path.resolve()), model, dimension)
-    stamp = store.vectors_stamp()
+    stamp = store.generation()
     with _lock:
         held = _matrices.get(key)
         if held is not None and held.stamp == stamp:

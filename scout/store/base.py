@@ -12,6 +12,8 @@ from scout.identifiers import batch_words
 from scout.records import PassageRecord, embed_key
 from scout.store.faults import Guarded
 
+# Bumped by every write to the passages or their vectors (``Connected._passages_changed``).
+GENERATION_SETTING = "store.generation"
 # The columns are the record's fields, read by name: dataclasses.asdict deep-copies every value
 # and was an eighth of an index's CPU time (2,160 passages: 0.29 s of 2.2 s).
 _PASSAGE_COLUMNS = tuple(f.name for f in fields(PassageRecord))
@@ -92,6 +94,20 @@ class Connected:
         """Make this connection read-only (SQLite's ``query_only``): any write through it fails.
         For readers that must never write, such as the server's search and audit threads."""
         self._db.execute("pragma query_only = on")
+
+    def _passages_changed(self) -> None:
+        """Count a change of the passages (inside the writer's transaction), so that a reader
+        holding what it derived from them (the dense stage's matrix) knows to read again."""
+        self._db.execute(
+            "insert into settings (key, value) values (?, '1') on conflict (key) do update set "
+            "value = cast(cast(value as integer) + 1 as text)",
+            [GENERATION_SETTING],
+        )
+
+    def generation(self) -> int:
+        """How many times the passages or their vectors changed: equal counts, nothing did."""
+        value = self.setting(GENERATION_SETTING) or "0"
+        return int(value) if value.isdigit() else 0
 
     def _insert_passage(self, record: PassageRecord, words: str) -> None:
         """One passage row (its FTS5 entry follows by trigger); ``words`` from

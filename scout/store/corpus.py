@@ -47,6 +47,7 @@ class Corpus(Connected):
             for record, found in zip(records, words, strict=True):
                 self._insert_passage(record, found)
                 count += 1
+            self._passages_changed()
             self._db.execute(
                 "insert or replace into projects (path, visibility, archived, default_branch, "
                 "web_url, indexed_sha, indexed_at, rules) values (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -67,6 +68,7 @@ class Corpus(Connected):
         """Forget a project that no longer qualifies: its row and every passage read from it."""
         with self.transaction():
             removed = self._db.execute("delete from passages where project = ?", [path]).rowcount
+            self._passages_changed()
             self._db.execute("delete from projects where path = ?", [path])
         return int(removed)
 
@@ -78,6 +80,7 @@ class Corpus(Connected):
             for record, found in zip(batch, words, strict=True):
                 self._insert_passage(record, found)
                 count += 1
+            self._passages_changed()
         return count
 
     def passage_count(self, origin: str | None = None) -> int:

@@ -157,6 +157,7 @@ class SweepState(Connected):
     def _replace_target_passages(self, key: str, records: Sequence[PassageRecord]) -> None:
         """A target's passages, minus those the corpus already holds at the same sha and lines."""
         self._db.execute("delete from passages where origin = 'signpost' and target = ?", [key])
+        self._passages_changed()
         words = passage_words(records)
         for record, found in zip(records, words, strict=True):
             duplicate = self._db.execute(
@@ -172,6 +173,7 @@ class SweepState(Connected):
             "delete from passages where origin = 'signpost' and target not in "
             "(select target from signposts where status = 'accepted' and target is not null)"
         )
+        self._passages_changed()
 
     def revalidated(
         self,

@@ -21,8 +21,6 @@ from scout.store.base import Connected
 
 MODEL_SETTING = "embeddings.model"
 DIMENSION_SETTING = "embeddings.dimension"
-# Bumped by every write to the vectors, so a reader holding them in memory knows to read again.
-GENERATION_SETTING = "embeddings.generation"
 
 
 class Vectors(Connected):
@@ -50,7 +48,7 @@ class Vectors(Connected):
                 ).rowcount
             self._set(MODEL_SETTING, model)
             self._set(DIMENSION_SETTING, "" if dimension is None else str(dimension))
-            self._bump()
+            self._passages_changed()
         return int(removed)
 
     def fill_embed_keys(self, batch: int = 2_000) -> int:
@@ -67,6 +65,7 @@ class Vectors(Connected):
                     "update passages set embed_key = ? where id = ?",
                     [(embed_key(heading, body), pid) for pid, heading, body in rows],
                 )
+                self._passages_changed()
             filled += len(rows)
 
     def unembedded(self, model: str, after: int, limit: int) -> list[tuple[int, str, str, str]]:
@@ -97,7 +96,7 @@ class Vectors(Connected):
                 "insert or replace into vectors (model, key, vector) values (?, ?, ?)",
                 [(model, key, blob) for key, blob in rows],
             )
-            self._bump()
+            self._passages_changed()
         return len(rows)
 
     def prune_vectors(self) -> int:
@@ -107,7 +106,7 @@ class Vectors(Connected):
                 "delete from vectors where not exists ("
                 "select 1 from passages where passages.embed_key = vectors.key)"
             ).rowcount
-            self._bump()
+            self._passages_changed()
         return int(removed)
 
     def vector_count(self, model: str | None = None) -> int:
@@ -157,29 +156,13 @@ class Vectors(Connected):
                     "where key in (?, ?)",
                     [MODEL_SETTING, DIMENSION_SETTING],
                 )
-                self._bump()
+                self._passages_changed()
         except StoreError:
             copied = {"expansions": 0, "vectors": 0}
         finally:
             with contextlib.suppress(StoreError):
                 self._db.execute("detach database other")
         return {key: max(0, int(n)) for key, n in copied.items()}
-
-    def vectors_stamp(self) -> tuple[int, int, int]:
-        """What the passages' vectors are now, cheaply: equal stamps mean the same passages and
-        vectors (the highest passage id, their number, and the vectors' write count)."""
-        high, count = self._db.execute(
-            "select coalesce(max(id), 0), count(*) from passages"
-        ).fetchone()
-        generation = self.setting(GENERATION_SETTING) or "0"
-        return int(high), int(count), int(generation) if generation.isdigit() else 0
-
-    def _bump(self) -> None:
-        self._db.execute(
-            "insert into settings (key, value) values (?, '1') on conflict (key) do update set "
-            "value = cast(cast(value as integer) + 1 as text)",
-            [GENERATION_SETTING],
-        )
 
     def _set(self, key: str, value: str) -> None:
         self._db.execute("insert or replace into settings (key, value) values (?, ?)", [key, value])
