@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sqlite3
 import statistics
@@ -32,10 +33,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy
+# as scout.embeddings.configured does, before numpy is imported (a process running Scout with
+# embeddings has one BLAS thread unless its environment says otherwise)
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
 
-from bench.realdocs_child import replicate
-from bench.realdocs_recall import all_questions, expanded_terms
+import numpy  # noqa: E402
+
+from bench.realdocs_child import replicate  # noqa: E402
+from bench.realdocs_recall import all_questions, expanded_terms  # noqa: E402
 
 MODEL = "bench:vectors"
 
