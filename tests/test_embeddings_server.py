@@ -399,3 +399,30 @@ def test_a_sweep_whose_embeddings_fail_keeps_its_verdicts_and_exits_6(tmp_path: 
     summary = swept.json()
     assert summary["accepted"] > 0 and "failed with HTTP 500" in summary["embeddings_error"]
     assert "failed with HTTP 500" in swept.stderr
+
+
+def test_the_fastembed_kind_indexes_and_searches_through_scout(
+    tmp_path: Path, estate: Path
+) -> None:
+    # A model built here, read from a local folder (an air-gapped machine): the real fastembed
+    # loading and inference path, through `scout index` and `scout search`.
+    from tests.helpers.tiny_model import build
+
+    words = sorted({w.strip(".,`#:").lower() for text in DOCS.values() for w in text.split()})
+    model = build(tmp_path / "model", vocabulary=[w for w in words if w.isalnum()])
+    config = tmp_path / "scout.toml"
+    config.write_text(
+        render_config(  # type: ignore[arg-type]
+            estate, **{"retrieval.embeddings": {"kind": "fastembed", "model": str(model)}}
+        ),
+        encoding="utf-8",
+    )
+    indexed = run(config, "index", "--json", key=None)
+    assert indexed.code == 0, indexed.stderr
+    embedded = indexed.json()["embeddings"]
+    assert embedded["embedded"] == PASSAGES and embedded["model"].startswith("fastembed:model#")
+    found = run(config, "search", "backup job snapshots", "--json", key=None)
+    assert found.code == 0, found.stderr
+    rows = found.json()
+    assert rows[0]["path"] == "docs/backups.md" and rows[0]["dense_rank"] is not None
+    assert run(config, "index", "--json", key=None).json()["embeddings"]["embedded"] == 0
