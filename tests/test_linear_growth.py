@@ -56,6 +56,14 @@ def _words(text: str) -> object:
     return identifiers.batch_words([text])
 
 
+_MR = "https://gitlab.acme.example/acme/app/-/merge_requests/12"
+_TREE = "https://gitlab.acme.example/acme/app/-/tree/main/"
+
+
+def _extract(text: str) -> object:
+    return extract_issue("", text, (), CONTEXT)
+
+
 def _answer(text: str) -> object:
     output = AnswerOutput.model_construct(answer=text, cited=[1], declined=False, reason="")
     return citations.check(output, 8)
@@ -192,6 +200,10 @@ MODULES: dict[str, tuple[tuple[ModuleType, ...], Callable[[str], object], dict[s
             "a URL": "https://gitlab.acme.example/acme/app/-/blob/main/{}",
             "a docs URL": "https://docs.acme.example/h/{}",
             "a Markdown link": "[x]({})",
+            "after an MR URL": "https://gitlab.acme.example/acme/app/-/merge_requests/12{}",
+            "an autolink": "<https://gitlab.acme.example/acme/app/-/commit/{}>",
+            "a tree URL": "https://gitlab.acme.example/acme/app/-/tree/main/{}",
+            "a relative folder link": "[x]({}/)",
         },
     ),
 }
@@ -250,6 +262,19 @@ HAND_MADE: dict[str, tuple[Callable[[str], object], Make]] = {
     "identifiers: one long token of humps": (_words, lambda n: "aB" * (n // 2)),
     "identifiers: capitals, then one lower letter": (_words, lambda n: "A" * n + "b"),
     "identifiers: many short humped tokens": (_words, lambda n: "aBc " * (n // 4)),
+    # issue 43: text glued after a shown URL, read from the URL's start
+    "an MR URL with a long bracketed aside": (
+        _extract,
+        lambda n: f"{_MR}(" + "the fix " * (n // 8) + ")",
+    ),
+    "many MR URLs, each with an aside": (_extract, lambda n: f"{_MR}(x) " * (n // 60)),
+    "a long run of digits after merge_requests/": (_extract, lambda n: _MR + "1" * n + "(x)"),
+    "a long run of hex after commit/": (
+        _extract,
+        lambda n: f"<{_MR.replace('merge_requests/12', 'commit/')}{'a' * n}(x)>",
+    ),
+    "many tree URLs": (_extract, lambda n: f"{_TREE}docs " * (n // 60)),
+    "a relative folder link of many segments": (_extract, lambda n: "[x](" + "a/" * (n // 2) + ")"),
 }
 
 
