@@ -289,6 +289,9 @@ class Validator:
             lines, path = self._map_lines(project, pinned, head, path, lines)
             target.path = path
         text = self._read_text(project, head, path)
+        if text is None and self.forge.is_folder(project, head, path):
+            # A folder is no signpost (docs/design.md, "Folders"): said so, not "does not exist".
+            raise _Failed(Check.RESOLVES, f"{path} is a folder at {head[:12]}, not a file")
         if text is None:
             raise _Failed(Check.RESOLVES, self._missing(project, path, pinned, head))
         total = count_lines(text.encode("utf-8"))
