@@ -294,7 +294,8 @@ class Validator:
             target.path = path
         text = self._read_text(project, head, path)
         if text is None and self.forge.is_folder(project, head, path):
-            # A folder is no signpost (docs/design.md, "Folders"): said so, not "does not exist".
+            # A folder is no signpost (docs/design.md, "Edges of the forms"): said so, rather
+            # than "does not exist", which sends an auditor looking for a deleted file.
             raise _Failed(Check.RESOLVES, f"{path} is a folder at {head[:12]}, not a file")
         if text is None:
             raise _Failed(Check.RESOLVES, self._missing(project, path, pinned, head))

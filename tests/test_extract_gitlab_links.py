@@ -11,8 +11,8 @@ reads them, with the rules taken from GitLab's own text (tests/fixtures/gitlab-s
 - ``referable.rb`` and ``commit.rb``: what may follow the id (a sub-path, a query, an anchor, a
   ``.patch`` extension); ``commit.rb``'s ``uri_type`` tells a folder (``:tree``) from a file.
 
-A folder is no signpost (docs/design.md, "Folders"): a tree URL, a blob URL ending in ``/`` and a
-relative link ending in ``/`` are dropped and reported as ``folder``.
+A folder is no signpost (docs/design.md, "Edges of the forms"): a tree URL, a blob URL
+ending in ``/`` and a relative link ending in ``/`` are dropped and reported as ``folder``.
 """
 
 from __future__ import annotations

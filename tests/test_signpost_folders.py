@@ -1,4 +1,4 @@
-"""A link to a folder is no signpost (docs/design.md, "Folders").
+"""A link to a folder is no signpost (docs/design.md, "Edges of the forms").
 
 Written as a folder (a tree URL, a blob URL or relative link ending in ``/``), extraction drops it
 and says so (``folder``); written like a file (a blob URL or relative link whose path turns out to

@@ -31,17 +31,19 @@ _NAME_OPTION = re.compile(r"^\s+:name:[ \t]+(\S.*)$")
 # A role's name is at most three colon-separated parts (`:py:func:`), so a scan from a colon stops
 # within three of them: a long run of `:a:a:a` is not rescanned from every colon.
 _UNPARSED_INLINE = re.compile(r"``[^`]+``|:(?:[\w.+-]+:){1,3}`[^`]*`|`[^`]*`(?::[\w.+-]+){1,3}:")
+# A footnote's or citation's label: auto-numbered (`#`, `#name`), a symbol, a number, a name.
+_LABEL = r"#[\w.-]*|\*|[0-9]+|[A-Za-z0-9_.-]+"
 # Inline elements that take an id: footnote and citation references, an embedded target's
 # reference (`text <url>`_, single underscore: a named target), an inline target _`text`.
 _INLINE = re.compile(
-    r"(?P<note>\[(?:#[\w.-]*|\*|[0-9]+|[A-Za-z0-9_.-]+)\]_)(?![\w])"
+    rf"(?P<note>\[(?:{_LABEL})\]_)(?![\w])"
     r"|`(?P<named>[^`<]*)<[^`<>]+>`_(?!_)"
     r"|(?<![\w`])_`(?P<inline>[^`]+)`"
 )
 # A footnote or citation reference in a title, and the text it has while the page is parsed
 # (an auto-numbered or symbol footnote's number comes later): what the title's name holds.
-_NOTE_TEXT = re.compile(r"\[(#[\w.-]*|\*|[0-9]+|[A-Za-z0-9_.-]+)\]_(?![\w])")
-_FOOTNOTE = re.compile(r"^\[(?P<label>#[\w.-]*|\*|[0-9]+|[A-Za-z0-9_.-]+)\](?:\s+(?P<text>.*))?$")
+_NOTE_TEXT = re.compile(rf"\[({_LABEL})\]_(?![\w])")
+_FOOTNOTE = re.compile(rf"^\[(?P<label>{_LABEL})\](?:\s+(?P<text>.*))?$")
 _TARGET = re.compile(r"^_(?:`(?P<quoted>[^`]+)`|(?P<plain>(?:[^:\\]|\\.)+)):(?:\s|$)")
 
 
@@ -158,10 +160,9 @@ def _explicit(lines: list[str], i: int, body: str, ids: _Counter, found: Ids) ->
         if option is not None:  # `:name:` makes the directive's element a named target
             found.others.append((k, ids.name(option.group(1).strip())))
         k += 1
-    if name in _UNPARSED or markup.is_object(directive.group(1)):
-        # an object description's ids are Sphinx's own (`confval-x`, `module.func`)
-        return end if name in _UNPARSED else k
-    return k
+    # Any other body is parsed as reST, and read on; an object description's own id is Sphinx's
+    # (`confval-x`, `module.func`), not the counter's.
+    return end if name in _UNPARSED else k
 
 
 def _note_text(match: re.Match[str]) -> str:
