@@ -28,9 +28,16 @@ from signposts.extract_text import (
     commit,
     linked_reference,
     merge_request,
+    relative_folder,
     relative_link,
 )
-from signposts.extract_urls import Sites, other_host, reference_from_url, sites_for
+from signposts.extract_urls import (
+    Sites,
+    folder_link,
+    other_host,
+    reference_from_url,
+    sites_for,
+)
 from signposts.references import MAX_REFERENCE_CHARS, ExtractContext, Extraction, Reference
 
 _ANY_PROJECT = "group/project"  # stands in for an unknown issue project when counting
@@ -63,7 +70,7 @@ def extract_issue(
             continue
         text, budget = _within_budget(text, budget, result)
         try:
-            found, no_project, elsewhere = _extract_text(
+            found, no_project, dropped = _extract_text(
                 text, ctx, sites, time.monotonic() + ctx.timeout
             )
         except TimeoutError:
@@ -71,8 +78,8 @@ def extract_issue(
             continue
         if no_project:
             result.skipped["no_project"] += no_project
-        for url in elsewhere:
-            result.drop(url, "other_host")
+        for text_dropped, reason in dropped:
+            result.drop(text_dropped, reason)
         for ref in found:
             if ref.reference in seen:
                 continue
@@ -104,12 +111,13 @@ def _within_budget(text: str, budget: int, result: Extraction) -> tuple[str, int
 
 def _extract_text(
     text: str, ctx: ExtractContext, sites: Sites, deadline: float
-) -> tuple[list[Reference], int, list[str]]:
+) -> tuple[list[Reference], int, list[tuple[str, str]]]:
     """References in one text in order of position, how many short forms were dropped for
-    want of the issue's project, and the GitLab-shaped URLs on other hosts; raises TimeoutError
-    past ``deadline``."""
+    want of the issue's project, and the links dropped with their reason (``other_host``:
+    GitLab-shaped URLs on other hosts; ``folder``: links to a folder); raises TimeoutError past
+    ``deadline``."""
     found: list[tuple[int, Reference]] = []
-    elsewhere: list[str] = []
+    dropped: list[tuple[str, str]] = []
     no_project = 0
     links, rest = scan_links(text, deadline)
     targets: set[tuple[str, str]] = set()  # a repeated link is the same reference, met earlier
@@ -119,16 +127,23 @@ def _extract_text(
         targets.add((link.kind, link.target))
         if link.kind == "relative" and link.target.startswith("/") and sites.gitlab:
             # ``/group/project/-/blob/...`` is how GitLab renders a link on its own host
-            ref = reference_from_url(sites.gitlab.host_url + link.target, ctx, sites)
+            url = sites.gitlab.host_url + link.target
+            ref = reference_from_url(url, ctx, sites)
+            if ref is None and folder_link(url, sites):
+                dropped.append((link.target, "folder"))
         elif link.kind == "relative":
             shaped, ref = linked_reference(link.target, ctx.project)
             if not shaped:
                 ref = relative_link(link.target, ctx.project)
+                if ref is None and ctx.project and relative_folder(link.target, ctx.project):
+                    dropped.append((link.target, "folder"))
                 no_project += ref is None and _needs_project(relative_link, link.target, ctx)
         else:
-            ref = reference_from_url(link.target, ctx, sites)
+            ref = reference_from_url(link.target, ctx, sites, shown=link.shown)
             if ref is None and other_host(link.target, sites):
-                elsewhere.append(link.target)
+                dropped.append((link.target, "other_host"))
+            elif ref is None and folder_link(link.target, sites):
+                dropped.append((link.target, "folder"))
         if ref is not None:
             found.append((link.start, ref))
     for pattern, make in _SHORT_FORMS:
@@ -143,7 +158,7 @@ def _extract_text(
             else:
                 no_project += _needs_project(make, match, ctx)
     found.sort(key=lambda pair: pair[0])
-    return [ref for _, ref in found], no_project, elsewhere
+    return [ref for _, ref in found], no_project, dropped
 
 
 def _needs_project(make: Callable[..., Reference | None], arg: object, ctx: ExtractContext) -> bool:

@@ -85,13 +85,19 @@ _TRAILING = ".,;:!?*"
 
 @dataclass(frozen=True)
 class Link:
-    """A link target found in text: ``exact`` (Markdown target or autolink, read as written),
-    ``bare`` (a bare http(s) URL, boundaries per linkify-it) or ``relative`` (a Markdown target
-    with no scheme)."""
+    """A link target found in text: ``exact`` (a Markdown link target, read as written),
+    ``autolink`` (``<url>``, read as written), ``bare`` (a bare http(s) URL, boundaries per
+    linkify-it) or ``relative`` (a Markdown target with no scheme)."""
 
     start: int
     target: str
-    kind: Literal["exact", "bare", "relative"]
+    kind: Literal["exact", "autolink", "bare", "relative"]
+
+    @property
+    def shown(self) -> bool:
+        """Whether the link's text is the URL itself (a bare URL or an autolink), which GitLab
+        reads as a reference from its start; a Markdown target must be a reference whole."""
+        return self.kind in ("autolink", "bare")
 
 
 _TOKEN_END = regex.compile(r"\s")
@@ -128,7 +134,7 @@ def scan_links(text: str, deadline: float) -> tuple[list[Link], str]:
     for match in AUTOLINK_RE.finditer(text, timeout=remaining(deadline)):
         blanks.append(match.span())
         if ascii_lower(match.group("url")).startswith(("http:", "https:")):
-            links.append(Link(match.start(), match.group("url"), "exact"))
+            links.append(Link(match.start(), match.group("url"), "autolink"))
     text = _blank(text, blanks)
 
     # A bare URL blanks its whole whitespace-delimited token: whatever follows a URL that ended

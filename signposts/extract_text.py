@@ -163,18 +163,31 @@ def linked_reference(target: str, own: str | None) -> tuple[bool, Reference | No
 def relative_link(target: str, own: str | None) -> Reference | None:
     """A relative Markdown link target (``docs/setup.md#L13``) in the issue's project. Targets
     starting with ``/`` are dropped: GitLab reads them against the repository in some places and
-    the host in others, and Scout does not guess."""
+    the host in others, and Scout does not guess. A target ending in ``/`` is a folder, no file
+    (``relative_folder``)."""
     if own is None or resolve_project(None, own) is None:
         return None
     if target.startswith(("/", "#", "~", "\\", "?")) or not target:
         return None
     rest, _, fragment = target.partition("#")
     rest = rest.partition("?")[0]
+    if rest.endswith("/"):
+        return None
     path = clean_path(rest)
     if path is None or _schemeless_url(path):
         return None
     lines = parse_lines(fragment) if fragment else None
     return file_ref(own, path, lines)
+
+
+def relative_folder(target: str, own: str) -> bool:
+    """Whether a relative Markdown link target names a folder of the issue's project
+    (``docs/runbooks/``): no signpost, dropped as ``folder``."""
+    rest = target.partition("#")[0].partition("?")[0]
+    if not rest.endswith("/") or target.startswith(("/", "#", "~", "\\", "?")):
+        return False
+    path = clean_path(rest)
+    return path is not None and not _schemeless_url(path) and relative_link(path, own) is not None
 
 
 def _schemeless_url(path: str) -> bool:

@@ -11,6 +11,13 @@ dropped all the same, but an operator who forgot an alias can see it. Anything e
 (other hosts, look-alike hosts, user info, other ports, other schemes, issue and wiki routes,
 paths that climb out of their root, control or format characters) yields nothing. Where a URL
 ends in text is ``extract_scan``'s business.
+
+A URL shown as its own text (a bare URL, an ``<autolink>``) names a merge request or commit from
+its start, as GitLab reads it (``AbstractReferenceFilter#call``: ``link == text && text =~
+link_pattern_start``): ``.../merge_requests/12(the fix)`` is ``!12`` followed by text. A Markdown
+link target must be the reference whole (``link_pattern_anchor``). A link to a folder (a tree URL,
+a blob URL ending in ``/``) is no signpost (docs/design.md): ``folder_link`` tells the caller,
+which drops it as ``folder``.
 """
 
 from __future__ import annotations
@@ -43,10 +50,16 @@ _PORT = regex.compile(r"[0-9]{1,5}")
 _UNSAFE = regex.compile(r"[\s\p{Z}\p{Cc}\p{Cf}\\]")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _FILE_ROUTES = ("blob", "raw", "blame")
-_LEGACY_ROUTES = frozenset(("blob", "raw", "blame", "commit", "merge_requests"))
+# ``tree`` too: GitLab reserves these words as project names, so none of them is a project's.
+_LEGACY_ROUTES = frozenset(("blob", "raw", "blame", "tree", "commit", "merge_requests"))
 # A route's sub-path segment as GitLab's link patterns accept it (``(/[a-z0-9_=-]+)*``).
 _SUB_PATH = regex.compile(r"[a-z0-9_=-]{1,64}")
 _MR_FORMAT = regex.compile(r"\+s?$")
+# What GitLab's link patterns read at the start of a shown URL's id segment (Referable's
+# ``merge_requests/(?<merge_request>\d+)``, Commit's ``commit/(?<commit>\h{7,40})``): one past
+# the longest valid id, so a longer run is refused rather than cut.
+_LEADING_IID = regex.compile(r"[0-9]{1,11}")
+_LEADING_SHA = regex.compile(r"[0-9a-fA-F]{7,65}")
 
 
 @dataclass(frozen=True)
@@ -159,8 +172,12 @@ def _under(parts: SplitUrl, origin: Origin) -> list[str] | None:
     return segments[n:]
 
 
-def reference_from_url(url: str, ctx: ExtractContext, sites: Sites) -> Reference | None:
-    """The reference an exact http(s) URL yields on a configured site, or None."""
+def reference_from_url(
+    url: str, ctx: ExtractContext, sites: Sites, *, shown: bool = False
+) -> Reference | None:
+    """The reference an exact http(s) URL yields on a configured site, or None. ``shown``: the
+    URL is its own link text (bare or autolinked), so a merge request or commit is read from the
+    start of its id segment and what follows is text."""
     parts = split_url(url)
     if parts is None:
         return None
@@ -173,7 +190,7 @@ def reference_from_url(url: str, ctx: ExtractContext, sites: Sites) -> Reference
             below = _under(parts, origin)
             if below is not None:
                 # written on the main name: the same file is one reference whatever host it had
-                return _gitlab(parts, below, sites.gitlab)
+                return _gitlab(parts, below, sites.gitlab, shown)
     return None
 
 
@@ -220,9 +237,8 @@ def _docs_page(
     )
 
 
-def _gitlab(parts: SplitUrl, segments: list[str], origin: Origin) -> Reference | None:
-    """Blob, raw, commit and merge request routes; every other route (issues, work items, tree,
-    compare, snippets, wikis, groups, ...) yields nothing."""
+def _route(segments: list[str]) -> tuple[str, str, list[str]] | None:
+    """(project, route, the segments after it) of a GitLab URL's path, or None."""
     if "-" in segments:
         i = segments.index("-")
         route, rest = (segments[i + 1], segments[i + 2 :]) if i + 1 < len(segments) else ("", [])
@@ -234,8 +250,39 @@ def _gitlab(parts: SplitUrl, segments: list[str], origin: Origin) -> Reference |
     project = "/".join(segments[:i])
     if not valid_project_path(project) or segments[0] == "groups":
         return None
+    return project, route, rest
+
+
+def folder_link(url: str, sites: Sites) -> bool:
+    """Whether ``url`` on this GitLab links a folder: a tree route (``/-/tree/<ref>/<dir>``, also
+    the legacy ``/tree/``), or a blob or raw route ending in ``/`` (GitLab sends that to the
+    tree). A folder is no signpost: the caller drops it as ``folder``."""
+    parts = split_url(url)
+    if parts is None or sites.gitlab is None:
+        return False
+    for origin in (sites.gitlab, *sites.aliases):
+        below = _under(parts, origin)
+        found = _route(below) if below is not None else None
+        if found is None:
+            continue
+        _project, route, rest = found
+        if route == "tree" and rest:
+            return True
+        return route in _FILE_ROUTES and len(rest) > 1 and parts.segments[-1] == ""
+    return False
+
+
+def _gitlab(parts: SplitUrl, segments: list[str], origin: Origin, shown: bool) -> Reference | None:
+    """Blob, raw, commit and merge request routes; every other route (issues, work items, tree,
+    compare, snippets, wikis, groups, ...) yields nothing."""
+    found = _route(segments)
+    if found is None:
+        return None
+    project, route, rest = found
     if route in _FILE_ROUTES:
         return _blob(parts, project, rest, origin)
+    if shown and route in ("commit", "merge_requests") and rest:
+        return _leading(project, route, rest[0], origin)
     if route == "commit" and rest:
         # GitLab links a commit URL with any sub-path (``/builds``) and a ``.patch`` or ``.diff``
         # ending (commit_reference_filter_spec.rb, "URL reference for a commit patch").
@@ -263,7 +310,25 @@ def _gitlab(parts: SplitUrl, segments: list[str], origin: Origin) -> Reference |
     return None
 
 
+def _leading(project: str, route: str, segment: str, origin: Origin) -> Reference | None:
+    """The merge request or commit a shown URL names by the start of its id segment, whatever
+    follows (a sub-path, ``+s``, ``.patch``, or text glued on: ``12(the fix)``, ``12"``)."""
+    if route == "merge_requests":
+        digits = _LEADING_IID.match(segment)
+        iid = parse_iid(digits.group()) if digits is not None else None
+        if iid is None:
+            return None
+        return merge_request_ref(project, iid, f"{origin.base}/{project}/-/merge_requests/{iid}")
+    run = _LEADING_SHA.match(segment)
+    if run is None or not is_sha(run.group()):
+        return None
+    sha = run.group().lower()
+    return commit_ref(project, sha, f"{origin.base}/{project}/-/commit/{sha}")
+
+
 def _blob(parts: SplitUrl, project: str, rest: list[str], origin: Origin) -> Reference | None:
+    if parts.segments and parts.segments[-1] == "":
+        return None  # ``blob/<ref>/<dir>/``: a folder (``folder_link``)
     lines = parse_lines(parts.fragment) if parts.fragment else None
     ref_type = next((q for q in parts.query.split("&") if q in _REF_TYPES), "")
     suffix = ("?" + ref_type if ref_type else "") + lines_fragment(lines)

@@ -118,8 +118,9 @@ class Extraction:
     (distinct references past ``max_references``), ``timeout`` (texts abandoned on the regex
     timeout), ``no_project`` (short forms seen while the issue's project is unknown),
     ``reference_too_long`` (distinct references over MAX_REFERENCE_CHARS, dropped),
-    ``other_host`` (GitLab-shaped URLs on a host that is not this GitLab). ``dropped`` names the
-    references left out with their reason (``other_host``, ``reference_too_long``,
+    ``other_host`` (GitLab-shaped URLs on a host that is not this GitLab), ``folder`` (links to
+    a folder: a tree URL, a blob URL or relative link ending in ``/``). ``dropped`` names the
+    references left out with their reason (``other_host``, ``folder``, ``reference_too_long``,
     ``references_over_limit``), at most
     ``MAX_DROPPED`` of them, for ``scout signposts extract --dropped``.
     """

@@ -28,6 +28,7 @@ from typing import Any
 from scout.config import DocsSiteConfig
 from scout.corpus.index import decode_text
 from scout.corpus.passages import Section, split_document, window
+from scout.corpus.rst_ids import AUTO_ID
 from scout.corpus.rules import MAX_FILE_BYTES, CorpusRules
 from scout.doc_paths import is_documentation
 from scout.errors import CannotCheck, ForgeError, NotFound
@@ -69,6 +70,7 @@ class _Target:
     sha: str | None = None
     key: str | None = None
     passages: list[PassageRecord] = field(default_factory=list)
+    note: str | None = None  # what an accepted verdict's reason adds (the page stood in)
 
 
 def cannot_check(error: ForgeError | str) -> str:
@@ -186,6 +188,8 @@ class Validator:
         check: Check | None,
         reason: str,
     ) -> Verdict:
+        if check is None and target.note and target.note not in reason:
+            reason = f"{reason}; {target.note}"
         return Verdict(
             kind=Kind(reference.kind),
             reference=reference.reference,
@@ -289,6 +293,10 @@ class Validator:
             lines, path = self._map_lines(project, pinned, head, path, lines)
             target.path = path
         text = self._read_text(project, head, path)
+        if text is None and self.forge.is_folder(project, head, path):
+            # A folder is no signpost (docs/design.md, "Edges of the forms"): said so, rather
+            # than "does not exist", which sends an auditor looking for a deleted file.
+            raise _Failed(Check.RESOLVES, f"{path} is a folder at {head[:12]}, not a file")
         if text is None:
             raise _Failed(Check.RESOLVES, self._missing(project, path, pinned, head))
         total = count_lines(text.encode("utf-8"))
@@ -551,23 +559,28 @@ class Validator:
         target.path = candidate
         sections = split_document(candidate, text, self._include_reader(project, head))
         sections = [s for s in sections if s.body.strip()]
-        if reference.anchor:
-            sections = [s for s in sections if s.has_anchor(reference.anchor)]
-            if not sections:
-                raise _Failed(
-                    Check.RESOLVES, f"#{reference.anchor} matches no heading of {candidate}"
-                )
+        anchor = reference.anchor
+        if anchor and any(s.has_anchor(anchor) for s in sections):
+            sections = [s for s in sections if s.has_anchor(anchor)]
+        elif anchor and _numbered_by_docutils(anchor, candidate, site):
+            # Sphinx numbers ids (`#id7`) as docutils meets elements; where Scout cannot place
+            # the number (an include or a parse error moved it), the page stands in, and says so.
+            target.note = (
+                f"#{anchor} is an id Sphinx numbered that cannot be placed: the page is the target"
+            )
+            anchor = None
+        elif anchor:
+            raise _Failed(Check.RESOLVES, f"#{anchor} matches no heading of {candidate}")
         if site.check_live:
             self._check_live(reference.url or "", site.url)
         chosen = sections[:MAX_TARGET_PASSAGES]
         own = [s for s in chosen if s.path is None]  # included passages cite their own file
         if own:
             target.lines = (own[0].line_start, own[-1].line_end)
-        target.key = f"docs_page:{project.path}:{candidate}" + (
-            f"#{reference.anchor}" if reference.anchor else ""
-        )
+        target.key = f"docs_page:{project.path}:{candidate}" + (f"#{anchor}" if anchor else "")
         target.passages = self._records(project, head, candidate, chosen, "docs", target.key)
-        return f"{reference.url} is built from {candidate} at {head[:12]}"
+        built = f"{reference.url} is built from {candidate} at {head[:12]}"
+        return f"{built}; {target.note}" if target.note else built
 
     def _docs_source(
         self, project: Project, head: str, page: str, site: DocsSiteConfig
@@ -641,6 +654,13 @@ class Validator:
         if not output.addresses:
             raise _Failed(Check.ADDRESSES, NOT_ADDRESSES + counts)
         return ADDRESSES + counts
+
+
+def _numbered_by_docutils(anchor: str, source: str, site: DocsSiteConfig) -> bool:
+    """Whether ``anchor`` is an id Sphinx numbers (``id7``) on a page docutils builds: a reST
+    source, or any source of a site configured as Sphinx (MyST Markdown goes through docutils)."""
+    docutils = source.endswith((".rst", ".txt")) or site.generator == "sphinx"
+    return docutils and AUTO_ID.fullmatch(anchor) is not None
 
 
 # ---------------------------------------------------------------------- live docs check

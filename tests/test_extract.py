@@ -167,7 +167,10 @@ COMMITS: list[tuple[str, list[str]]] = [
     (f"{G}/acme/config/-/commit/xyz1234", []),
     # GitLab links a commit URL with any sub-path (commit_reference_filter_spec.rb)
     (f"{G}/acme/config/-/commit/abc1234/extra", ["acme/config@abc1234"]),
-    (f"{G}/acme/config/-/commit/abc1234/Extra", []),
+    # ... and a bare URL from its start, the rest being text (AbstractReferenceFilter's
+    # link_pattern_start); a Markdown link target must match whole (link_pattern_anchor)
+    (f"{G}/acme/config/-/commit/abc1234/Extra", ["acme/config@abc1234"]),
+    (f"[c]({G}/acme/config/-/commit/abc1234/Extra)", []),
     (f"acme/config@{SHA}", [f"acme/config@{SHA}"]),
     ("acme/config@abc1234", ["acme/config@abc1234"]),
     ("config@abc1234", ["acme/config@abc1234"]),  # same namespace as the project
@@ -223,7 +226,9 @@ MERGE_REQUESTS: list[tuple[str, list[str]]] = [
     (f"{G}/acme/config/-/merge_requests/2147483648", []),
     # GitLab links an MR URL with any sub-path (merge_request_reference_filter_spec.rb)
     (f"{G}/acme/config/-/merge_requests/12/edit", ["acme/config!12"]),
-    (f"{G}/acme/config/-/merge_requests/12/e.dit", []),
+    # a bare URL names it from its start (".dit" is text after it); a link target must match whole
+    (f"{G}/acme/config/-/merge_requests/12/e.dit", ["acme/config!12"]),
+    (f"[mr]({G}/acme/config/-/merge_requests/12/e.dit)", []),
     (f"{G}/acme/config/-/merge_requests", []),
     (f"{G}/acme/config/-/merge_requests/12 and !12", ["acme/config!12", "acme/app!12"]),
     (f"{G}/acme/config/-/merge_requests/12 then acme/config!12", ["acme/config!12"]),

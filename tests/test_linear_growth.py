@@ -17,7 +17,7 @@ import pytest
 
 from scout import doc_paths, identifiers, normalise, safe_text, schedule, words
 from scout.compose import citations, prompt
-from scout.corpus import markdown, markup, passages, rst
+from scout.corpus import markdown, markup, passages, rst, rst_ids
 from scout.errors import ScoutError
 from scout.providers import offline
 from scout.providers.base import PromptPassage
@@ -55,6 +55,14 @@ def _quiet(run: Callable[[str], object]) -> Callable[[str], object]:
 
 def _words(text: str) -> object:
     return identifiers.batch_words([text])
+
+
+_MR = "https://gitlab.acme.example/acme/app/-/merge_requests/12"
+_TREE = "https://gitlab.acme.example/acme/app/-/tree/main/"
+
+
+def _extract(text: str) -> object:
+    return extract_issue("", text, (), CONTEXT)
 
 
 def _answer(text: str) -> object:
@@ -103,7 +111,7 @@ MODULES: dict[str, tuple[tuple[ModuleType, ...], Callable[[str], object], dict[s
         {"a line": "{}\n", "a tab": "<Tab label='{}'>x</Tab>\n"},
     ),
     "rst": (
-        (rst, markup, passages),
+        (rst, markup, passages, rst_ids),
         _split("docs/a.rst"),
         {
             "a line": "{}\n",
@@ -114,6 +122,12 @@ MODULES: dict[str, tuple[tuple[ModuleType, ...], Callable[[str], object], dict[s
             "a field list": ":title: {}\n:author: x\n\ntext\n",
             "a PEP header": "PEP: 8\nTitle: {}\n\ntext\n",
             "a list table": ".. list-table:: {}\n   :header-rows: 1\n\n   * - a\n     - b\n",
+            "an anonymous target": "T\n=\n\n__ {}\n\nT\n=\n",
+            "a footnote": ".. [{}] text [#]_\n",
+            "an inline target": "Text _`{}` end\n\nT\n=\n\nT\n=\n",
+            "an embedded link": "Text `{} <https://x>`_ end\n",
+            "a label": ".. _{}:\n\nT\n=\n",
+            "a name option": ".. note:: x\n   :name: {}\n\n   body\n",
         },
     ),
     "plain": ((passages,), _split("README"), {"a line": "{}\n"}),
@@ -201,6 +215,10 @@ MODULES: dict[str, tuple[tuple[ModuleType, ...], Callable[[str], object], dict[s
             "a URL": "https://gitlab.acme.example/acme/app/-/blob/main/{}",
             "a docs URL": "https://docs.acme.example/h/{}",
             "a Markdown link": "[x]({})",
+            "after an MR URL": "https://gitlab.acme.example/acme/app/-/merge_requests/12{}",
+            "an autolink": "<https://gitlab.acme.example/acme/app/-/commit/{}>",
+            "a tree URL": "https://gitlab.acme.example/acme/app/-/tree/main/{}",
+            "a relative folder link": "[x]({}/)",
         },
     ),
 }
@@ -259,6 +277,27 @@ HAND_MADE: dict[str, tuple[Callable[[str], object], Make]] = {
     "identifiers: one long token of humps": (_words, lambda n: "aB" * (n // 2)),
     "identifiers: capitals, then one lower letter": (_words, lambda n: "A" * n + "b"),
     "identifiers: many short humped tokens": (_words, lambda n: "aBc " * (n // 4)),
+    # issue 43: Sphinx's numbered ids, counted along the page
+    "a page of one title repeated": (_split("a.rst"), lambda n: "T\n=\n\nt [1]_\n\n" * (n // 12)),
+    "titles that take the ids the counter would": (
+        _split("a.rst"),
+        lambda n: "".join(f"ID{k}\n=====\n\n" for k in range(n // 12)) + "T\n=\n\nT\n=\n" * 50,
+    ),
+    "a run of role-like colons": (_split("a.rst"), lambda n: ":a" * (n // 2) + "\n"),
+    "many backquotes before one bracket": (_split("a.rst"), lambda n: "` " * (n // 2) + "<x>`_\n"),
+    # issue 43: text glued after a shown URL, read from the URL's start
+    "an MR URL with a long bracketed aside": (
+        _extract,
+        lambda n: f"{_MR}(" + "the fix " * (n // 8) + ")",
+    ),
+    "many MR URLs, each with an aside": (_extract, lambda n: f"{_MR}(x) " * (n // 60)),
+    "a long run of digits after merge_requests/": (_extract, lambda n: _MR + "1" * n + "(x)"),
+    "a long run of hex after commit/": (
+        _extract,
+        lambda n: f"<{_MR.replace('merge_requests/12', 'commit/')}{'a' * n}(x)>",
+    ),
+    "many tree URLs": (_extract, lambda n: f"{_TREE}docs " * (n // 60)),
+    "a relative folder link of many segments": (_extract, lambda n: "[x](" + "a/" * (n // 2) + ")"),
 }
 
 

@@ -268,6 +268,7 @@ SKIPPED = {
     "timeout": "{n} text(s) abandoned on the pattern timeout",
     "other_host": "{n} GitLab-shaped URL(s) on another host were dropped "
     "(if that host is this GitLab, add it to forge.aliases)",
+    "folder": "{n} link(s) to a folder were dropped (a folder is no signpost: link a file in it)",
 }
 
 

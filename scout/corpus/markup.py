@@ -326,10 +326,10 @@ def _gaps(n: int, spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
 
 # ---- reStructuredText --------------------------------------------------------------------------
 
-_EXPLICIT = re.compile(r"^(\s*)\.\.(?:\s+|$)(.*)$")
-_DIRECTIVE = re.compile(r"^([\w:.+-]+)::(?:\s+(.*))?$")
+EXPLICIT = re.compile(r"^(\s*)\.\.(?:\s+|$)(.*)$")
+DIRECTIVE = re.compile(r"^([\w:.+-]+)::(?:\s+(.*))?$")
 _LABEL = re.compile(r"^_([^:`]+|`[^`]+`):\s*$")
-_OPTION = re.compile(r"^\s+:[\w.+ -]+:(?:\s.*)?$")
+OPTION = re.compile(r"^\s+:[\w.+ -]+:(?:\s.*)?$")
 # :role:`text <target>`, :domain:role:`~a.b.C`, :pep:`8`, MyST {role}`x`.
 _ROLE = re.compile(r"(?::([\w.+-]+(?::[\w.+-]+)?):|\{([\w.+:-]+)\})`([^`\n]+(?:\n[^`\n]+){0,3})`")
 _NUMBERED_ROLES = {"pep": "PEP", "rfc": "RFC"}
@@ -342,7 +342,7 @@ _VERSION_TEXT = {
 }
 
 # Directives whose body is code, shown as written.
-_CODE_DIRECTIVES = {
+CODE_DIRECTIVES = {
     "code",
     "code-block",
     "sourcecode",
@@ -361,7 +361,7 @@ _CODE_DIRECTIVES = {
     "graphviz",
 }
 # Directives whose argument is a path, a language or an expression rather than text.
-_MUTE_ARGUMENT = _CODE_DIRECTIVES | {
+_MUTE_ARGUMENT = CODE_DIRECTIVES | {
     "include",
     "image",
     "figure",
@@ -414,7 +414,7 @@ class RstMarkup:
     objects: list[tuple[int, int, int, int, str, str]] = field(default_factory=list)
 
 
-def _block_end(lines: list[str], start: int, indent: int) -> int:
+def block_end(lines: list[str], start: int, indent: int) -> int:
     """The end (exclusive) of the block of lines after `start` indented deeper than `indent`,
     blank lines inside it included, blank lines after it not."""
     last = start + 1
@@ -444,12 +444,12 @@ def render_rst(lines: list[str]) -> RstMarkup:
         indent = rst.indent(line)
         if literal_next:
             literal_next = False
-            end = _block_end(lines, i - 1, _paragraph_indent(lines, i))
+            end = block_end(lines, i - 1, paragraph_indent(lines, i))
             if end > i:
                 found.code.append((i, end))
                 i = end
                 continue
-        explicit = _EXPLICIT.match(line)
+        explicit = EXPLICIT.match(line)
         if explicit is None:
             out[i] = render_roles(line)
             if line.rstrip().endswith("::"):
@@ -461,9 +461,9 @@ def render_rst(lines: list[str]) -> RstMarkup:
             i += 1
             continue
         body = explicit.group(2).strip()
-        end = _block_end(lines, i, indent)
+        end = block_end(lines, i, indent)
         label = _LABEL.match(body)
-        directive = _DIRECTIVE.match(body)
+        directive = DIRECTIVE.match(body)
         if label is not None:
             found.labels.append((i, label.group(1).strip("`")))
             out[i] = ""
@@ -491,10 +491,10 @@ def render_rst(lines: list[str]) -> RstMarkup:
         k = i + 1
         if is_object(directive.group(1)):
             k = _object(lines, i, end, argument, directive.group(1), found)
-        while k < n and _OPTION.match(lines[k]) and rst.indent(lines[k]) > indent:
+        while k < n and OPTION.match(lines[k]) and rst.indent(lines[k]) > indent:
             out[k] = ""
             k += 1
-        if name in _CODE_DIRECTIVES:
+        if name in CODE_DIRECTIVES:
             if k < end:
                 found.code.append((k, end))
             i = max(end, k)
@@ -528,13 +528,13 @@ def _object(
     its `:type:` and `:default:` options show as Sphinx shows them."""
     names = [argument.strip()] if argument.strip() else []
     k = i + 1
-    while k < end and lines[k].strip() and not _OPTION.match(lines[k]):
+    while k < end and lines[k].strip() and not OPTION.match(lines[k]):
         names.append(lines[k].strip())
         found.lines[k] = ""
         k += 1
     indent = rst.indent(lines[i])
     found.objects.append((i, k, end, indent, directive.lower(), ", ".join(names)))
-    while k < end and _OPTION.match(lines[k]):
+    while k < end and OPTION.match(lines[k]):
         field = _OPTION_FIELD.match(lines[k])
         shown = _SHOWN_OPTIONS.get(field.group(2).lower()) if field else None
         if field is not None and shown is not None:
@@ -545,7 +545,7 @@ def _object(
     return k
 
 
-def _paragraph_indent(lines: list[str], i: int) -> int:
+def paragraph_indent(lines: list[str], i: int) -> int:
     """The indent of the paragraph whose last line precedes line i (skipping blanks)."""
     k = i - 1
     while k >= 0 and not lines[k].strip():

@@ -23,7 +23,7 @@ from itertools import accumulate
 
 import regex
 
-from scout.corpus import budget, markdown, markup, rst
+from scout.corpus import budget, markdown, markup, rst, rst_ids
 from scout.corpus.outline import Heading, Table
 
 log = logging.getLogger(__name__)
@@ -326,8 +326,9 @@ def split_markdown(
 
 def split_rst(text: str, includes: list[Include] | None = None) -> list[Section]:
     """Passages of a reStructuredText file, by section titles; anchors as docutils ids (a
-    repeated title gets `id1`, `id2`...); `.. _label:` targets belong to the section or block
-    they label; the title comes from PEP-style header fields or a `:title:` field when present."""
+    repeated title gets the page's next `id<n>`, see `rst_ids`); `.. _label:` targets belong to
+    the section or block they label; the title comes from PEP-style header fields or a `:title:`
+    field when present."""
     lines = _bounded_lines(text)
     titles, block_starts = rst.outline(lines)
     budget.check()
@@ -338,20 +339,14 @@ def split_rst(text: str, includes: list[Include] | None = None) -> list[Section]
     if includes is not None:
         includes += [(line, argument, False) for line, argument in rendered.includes]
     headings, object_ids = _with_objects(titles, rendered.objects, rendered.lines)
-    seen: set[str] = set()
-    numbered = 0
+    ids = rst_ids.assign(lines, [(start, end, text) for start, end, _level, text in titles])
     anchors: list[str | None] = []
-    for index, (_start, _end, _level, heading) in enumerate(headings):
+    for index, (start, _end, _level, _heading) in enumerate(headings):
         if index in object_ids:
             anchors.append(object_ids[index])
             continue
-        slug = rst.docutils_id(heading) or None
-        if slug is not None and slug in seen:
-            numbered += 1
-            slug = f"id{numbered}"
-        if slug is not None:
-            seen.add(slug)
-        anchors.append(slug)
+        ident = ids.titles.get(start)
+        anchors.append(ident if ident is not None and ids.placed(start, ident) else None)
     # A label directly above a title (blank lines and other labels between) names that section:
     # the section starts at the label, so the label never trails the section before it.
     starts = {start: index for index, (start, *_rest) in enumerate(headings)}
@@ -363,7 +358,7 @@ def split_rst(text: str, includes: list[Include] | None = None) -> list[Section]
         while k < len(lines) and (k in label_lines or not lines[k].strip()):
             k += 1
         target = starts.get(k)
-        ident = rst.docutils_id(label) or label.lower()
+        ident = ids.labels.get(line) or rst.docutils_id(label) or label.lower()
         if target is None:
             extra.append((line, ident))
             continue
@@ -371,6 +366,7 @@ def split_rst(text: str, includes: list[Include] | None = None) -> list[Section]
         moved[target] = Heading(min(start, line), end, level, heading)
         extra.append((k, ident))
     extra += [(line, "term-" + (rst.docutils_id(term) or term)) for line, term in rendered.terms]
+    extra += [(line, ident) for line, ident in ids.others if ids.placed(line, ident)]
     tables = rst.tables(lines)
     return _assemble(
         rendered.lines, moved, block_starts, 0, title, anchors, extra=extra, tables=tables

@@ -189,6 +189,10 @@ class Forge(Protocol):
         """Number of lines of a file at a sha, or None when the path is not a file there."""
         ...
 
+    def is_folder(self, project: Project, sha: str, path: str) -> bool:
+        """Whether ``path`` is a folder (a tree) at a sha: why a link to it finds no file."""
+        ...
+
     def permalink(
         self, project: Project, sha: str, path: str, lines: tuple[int, int] | None
     ) -> str: ...

@@ -92,6 +92,10 @@ class CachedForge:
         key = ("line_count", project.path, sha, path)
         return self._memoised(key, lambda: self.inner.line_count(project, sha, path))
 
+    def is_folder(self, project: Project, sha: str, path: str) -> bool:
+        key = ("is_folder", project.path, sha, path)
+        return self._memoised(key, lambda: self.inner.is_folder(project, sha, path))
+
     def permalink(
         self, project: Project, sha: str, path: str, lines: tuple[int, int] | None
     ) -> str:

@@ -244,6 +244,22 @@ class GitLabForge:
     ) -> str:
         return permalink(project.web_url, sha, path, lines)
 
+    def is_folder(self, project: Project, sha: str, path: str) -> bool:
+        # One entry of the folder's listing is enough (doc/api/repositories.md, "List repository
+        # tree"); GitLab answers 404 for a path that is no folder (an empty list before late
+        # 2023, python-gitlab#2710), and no folder in git is empty.
+        if not path.strip("/"):
+            return False  # the root is no link's folder: a blob URL always names a path
+        try:
+            entries = self._http.json(
+                "tree",
+                f"{_base(project)}/repository/tree",
+                {"ref": sha, "path": path, "per_page": 1},
+            )
+        except NotFound:
+            return False
+        return isinstance(entries, list) and bool(entries)
+
     def _raw(self, project: Project, sha: str, path: str) -> bytes | None:
         """One raw file request; None when GitLab has no file there."""
         try:

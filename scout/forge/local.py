@@ -203,6 +203,13 @@ class LocalForge:
             raise NotFound(f"file {path} at {sha[:12]} in {project.path}")
         return data
 
+    def is_folder(self, project: Project, sha: str, path: str) -> bool:
+        self.requests["tree"] += 1
+        if "\n" in path or not path.strip("/"):
+            return False
+        found = self._repo(project).run("cat-file", "-t", f"{sha}:{path.strip('/')}", check=False)
+        return found.returncode == 0 and found.stdout.strip() == b"tree"
+
     def line_count(self, project: Project, sha: str, path: str) -> int | None:
         try:
             data = self.read(project, sha, path)
