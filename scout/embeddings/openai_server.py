@@ -17,7 +17,6 @@ its deadline.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -29,7 +28,14 @@ import openai
 
 from scout.config import EmbeddingsConfig
 from scout.errors import EmbeddingError
-from scout.providers.openai import retryable, scrub, server_message, server_name
+from scout.providers.openai import (
+    read_key,
+    retryable,
+    scrub,
+    sdk_client,
+    server_message,
+    server_name,
+)
 from scout.providers.transport import BoundedTransport, ReplyRefused, call_with_retries, remaining
 
 # A reply holds at most this many bytes a number (JSON floats: "-0.0123456789012345," is 20);
@@ -93,32 +99,10 @@ class ServerEmbedder:
         return numpy.concatenate(rows)
 
     def _key(self) -> str | None:
-        if self.api_key_env is None:
-            return None
-        key = os.environ.get(self.api_key_env, "").strip()
-        if not key:
-            return None
-        if not (key.isascii() and key.isprintable()) or any(c.isspace() for c in key):
-            raise EmbeddingError(
-                f"{self.api_key_env} holds characters no key has (spaces, control or non-ASCII "
-                "characters): check its value"
-            )
-        return key
+        return read_key(self.api_key_env, EmbeddingError)
 
     def _client(self, key: str | None, transport: BoundedTransport) -> openai.OpenAI:
-        # no SDK retries: call_with_retries retries, and only while the deadline allows
-        http = openai.DefaultHttpxClient(
-            transport=transport,
-            follow_redirects=False,
-            headers={"Accept-Encoding": "identity"},
-        )
-        return openai.OpenAI(
-            api_key=key or "unused",
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=0,
-            http_client=http,
-        )
+        return sdk_client(self.base_url, key, self.timeout, transport)
 
     def _request(
         self,

@@ -181,6 +181,45 @@ def server_name(base_url: str) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
+def read_key(variable: str | None, error: type[ProviderError]) -> str | None:
+    """The key from ``variable``, surrounding whitespace off; None when unset or empty; ``error``
+    when it holds what no key holds (HTTP cannot carry it, and the error the HTTP library raises
+    would quote it)."""
+    if variable is None:
+        return None
+    key = os.environ.get(variable, "").strip()
+    if not key:
+        return None
+    if not (key.isascii() and key.isprintable()) or any(c.isspace() for c in key):
+        raise error(
+            f"{variable} holds characters no key has (spaces, control or non-ASCII "
+            "characters): check its value"
+        )
+    return key
+
+
+def sdk_client(
+    base_url: str, key: str | None, timeout: float, transport: BoundedTransport
+) -> openai.OpenAI:
+    """An SDK client for one server. The SDK refuses an empty key ("Missing credentials"): with
+    none, a placeholder satisfies it, and each request omits the Authorization header (an
+    ``openai.Omit()`` in its ``extra_headers``). No redirects: the key is for the configured
+    server, and only it is contacted. No SDK retries: ``call_with_retries`` retries, and only
+    while the call's deadline allows."""
+    http = openai.DefaultHttpxClient(
+        transport=transport,
+        follow_redirects=False,
+        headers={"Accept-Encoding": "identity"},
+    )
+    return openai.OpenAI(
+        api_key=key or "unused",
+        base_url=base_url,
+        timeout=timeout,
+        max_retries=0,
+        http_client=http,
+    )
+
+
 class OpenAIProvider:
     """One Chat Completions call per task (two when the first reply is unusable)."""
 
@@ -206,18 +245,7 @@ class OpenAIProvider:
         return self.run_metered(task).output
 
     def _key(self) -> str | None:
-        """The key from its variable, surrounding whitespace off; None when unset or empty."""
-        variable = self.endpoint.api_key_env
-        key = os.environ.get(variable, "").strip()
-        if not key:
-            return None
-        if not (key.isascii() and key.isprintable()) or any(c.isspace() for c in key):
-            # HTTP cannot carry it, and the error the HTTP library raises would quote it
-            raise ProviderError(
-                f"{variable} holds characters no key has (spaces, control or non-ASCII "
-                "characters): check its value"
-            )
-        return key
+        return read_key(self.endpoint.api_key_env, ProviderError)
 
     def run_metered(self, task: Task[T]) -> Metered[T]:
         key = self._key()
@@ -234,22 +262,7 @@ class OpenAIProvider:
         raise ProviderError(f"the model's reply was unusable twice: {problem}")
 
     def _client(self, key: str | None, transport: BoundedTransport) -> openai.OpenAI:
-        # The SDK refuses an empty key ("Missing credentials"): with none, a placeholder satisfies
-        # it, and each request omits the Authorization header (see _request).
-        # No redirects: the key is for the configured server, and only it is contacted.
-        # No SDK retries: call_with_retries retries, and only while the task's deadline allows.
-        http = openai.DefaultHttpxClient(
-            transport=transport,
-            follow_redirects=False,
-            headers={"Accept-Encoding": "identity"},
-        )
-        return openai.OpenAI(
-            api_key=key or "unused",
-            base_url=self.endpoint.base_url,
-            timeout=self.timeout,
-            max_retries=0,
-            http_client=http,
-        )
+        return sdk_client(self.endpoint.base_url, key, self.timeout, transport)
 
     def _request(self, task: Task[Any], key: str | None) -> dict[str, Any]:
         schema = strict_schema(task.output)
