@@ -13,16 +13,10 @@ import pytest
 
 from scout.store import Store
 from tests.fakes.corpus import filler, passage
+from tests.helpers.realdocs import write_realdocs
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "acme/guide"
-RECALL = """
-def first_rank(hits, targets):
-    for rank, hit in enumerate(hits, start=1):
-        if any(hit["project"] == t["project"] and hit["path"] == t["path"] for t in targets):
-            return rank
-    return None
-"""
 
 
 @pytest.fixture
@@ -42,14 +36,7 @@ def estate(tmp_path: Path) -> tuple[Path, Path, Path]:
         terms[f"q{n}"] = [f"snapshot{n}"]
     with Store.open(tmp_path / "scout.db", create=True) as store:
         store.insert_passages([*rows, *filler(120)])
-    config = tmp_path / "scout.toml"
-    config.write_text('[forge]\nkind = "local"\nurl = "https://gitlab.acme.example"\npath = "."\n'
-                      'groups = ["acme"]\n[store]\npath = "scout.db"\n')  # fmt: skip
-    realdocs = tmp_path / "realdocs"
-    realdocs.mkdir()
-    (realdocs / "recall.py").write_text(RECALL)
-    (realdocs / "questions.json").write_text("[]")
-    (realdocs / "questions-more.json").write_text(json.dumps(questions))
+    config, realdocs = write_realdocs(tmp_path, questions)
     expanded = tmp_path / "terms.json"
     expanded.write_text(json.dumps(terms))
     return config, realdocs, expanded
