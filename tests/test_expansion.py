@@ -18,8 +18,8 @@ from scout.retrieve import retrieve
 from scout.retrieve.expansion import (
     MAX_TERM_CHARS,
     MAX_TERMS,
+    Expander,
     clean_terms,
-    expand,
     expansion_task,
     replayed,
 )
@@ -184,12 +184,12 @@ def test_anthropic_gets_the_question_alone(monkeypatch: pytest.MonkeyPatch) -> N
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
         provider = anthropic_api.AnthropicProvider(model="claude-haiku-4-5", timeout=5)
 
-        terms, usage = expand(provider, QUESTION)
+        found = Expander(provider, provider_name="anthropic", model="m", timeout=30)(QUESTION)
     (request,) = api.requests
     assert QUESTION in json.dumps(request)
     assert CREDENTIALS.body not in json.dumps(request)
-    assert terms == ["To rotate the database keys run vault", "vault rotate --all", "x" * 40]
-    assert usage.input_tokens > 0
+    assert found.terms == ("To rotate the database keys run vault", "vault rotate --all", "x" * 40)
+    assert found.usage.input_tokens > 0 and found.error is None
 
 
 def test_eval_compare_sets_expansion_off_beside_on(tmp_path: Path) -> None:

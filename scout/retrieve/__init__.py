@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from scout.errors import EmbeddingError, UsageError
@@ -55,8 +55,6 @@ class Retrieved:
     question: Question
     expansion: Expansion | None = None  # None: expansion was not asked for
     dense_error: str | None = None  # why the dense list is missing ("unavailable")
-    dense: bool = False  # a dense list took part
-    notes: list[str] = field(default_factory=list)
 
     @property
     def expanded(self) -> list[str] | None:
@@ -88,7 +86,6 @@ class Candidates:
     named: set[str]
     expansion: Expansion | None = None
     dense_error: str | None = None
-    dense: bool = False
 
 
 def retrieve(
@@ -122,13 +119,7 @@ def retrieve(
         deadline=deadline,
         budget=budget,
     )
-    return Retrieved(
-        ranking(found, limit),
-        found.question,
-        found.expansion,
-        found.dense_error,
-        dense=found.dense,
-    )
+    return Retrieved(ranking(found, limit), found.question, found.expansion, found.dense_error)
 
 
 def candidates(
@@ -169,9 +160,7 @@ def candidates(
             f"scout: no search terms from the model ({expansion.error}: "
             f"{expansion.detail or 'no detail'}); searching with the question's own words",
         )
-    return Candidates(
-        asked, own, words, near, named, expansion, dense_error, dense=embeddings is not None
-    )
+    return Candidates(asked, own, words, near, named, expansion, dense_error)
 
 
 def ranking(found: Candidates, limit: int) -> list[PassageHit]:

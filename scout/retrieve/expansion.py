@@ -91,12 +91,6 @@ def clean_terms(raw: list[str], question: str) -> list[str]:
     return out
 
 
-def expand(provider: Provider, question: str) -> tuple[list[str], Usage]:
-    """The terms ``provider`` suggests for ``question`` (cleaned), and what asking cost."""
-    metered = run_metered(provider, expansion_task(question))
-    return clean_terms(list(metered.output.terms), question), metered.usage
-
-
 @dataclass(frozen=True)
 class Expansion:
     """What the expansion stage gave a question: its terms (None when none were asked for or
@@ -106,7 +100,6 @@ class Expansion:
     usage: Usage = Usage()
     error: str | None = None  # one of ERRORS
     cached: bool = False
-    calls: int = 0  # provider calls made (0: cached, or not asked)
     seconds: float = 0.0
     detail: str = ""  # what failed, for the log (never shown to an asker)
 
@@ -183,7 +176,7 @@ class Expander:
             return self._failed("timeout", started, metered.usage, late)
         terms = clean_terms(list(metered.output.terms), question)
         self._keep(key, terms)
-        return Expansion(tuple(terms), metered.usage, calls=1, seconds=seconds)
+        return Expansion(tuple(terms), metered.usage, seconds=seconds)
 
     def _cached(self, key: str) -> list[str] | None:
         if self.store is None or not key:
@@ -209,7 +202,6 @@ class Expander:
             None,
             usage or Usage(),
             error=code,
-            calls=1,
             seconds=time.monotonic() - started,
             detail=detail,
         )
