@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 
 from scout.cli.main import cli
 from scout.providers.offline import OfflineProvider
-from scout.retrieve import retrieve
+from scout.retrieve import lexical, retrieve
 from scout.retrieve.expansion import (
     MAX_TERM_CHARS,
     MAX_TERMS,
@@ -23,6 +23,7 @@ from scout.retrieve.expansion import (
     expansion_task,
     replayed,
 )
+from scout.retrieve.question import Question
 from scout.store import Store
 from tests.fakes.corpus import BACKUPS, CREDENTIALS, filler, make_store, passage, write_config
 from tests.fakes.messages_api import FakeMessagesAPI
@@ -111,6 +112,33 @@ def test_terms_that_match_many_passages_do_not_push_the_own_words_answer_out(
     assert BACKUPS.path not in [h.path for h in equal]  # equal weight: the answer is out
     hits = retrieve(store, QUESTION, 1, expand=replayed(terms)).hits
     assert [h.path for h in hits] == [BACKUPS.path]
+    store.close()
+
+
+def test_every_pooled_passage_is_scored_by_every_term(tmp_path: Path) -> None:
+    # The own words' pool and the terms' pool each know one part of their passages' scores;
+    # the other part is asked for. The sum must be what the store gives for all the terms.
+    both = passage("acme/misc", "docs/both.md", (1, 4), "Vault backup", "Restore the vault.")
+    keys = passage("acme/misc", "docs/keys.md", (1, 4), "Unseal keys", "Rotate unseal keys.")
+    store = make_store(tmp_path, [BACKUPS, CREDENTIALS, both, keys, *filler(200)])
+    terms = lexical.Terms.of(store, Question.of(QUESTION), ["vault", "unseal keys", "rotate"])
+    own = lexical.own_words(terms, 8, [None])
+    hits = lexical.with_expansion(terms, own, 8, [None])
+    ids = [hit.id for hit in hits]
+    assert {hit.path for hit in hits} - {hit.path for hit in own}  # the terms' pool added some
+    assert both.path in {hit.path for hit in own}  # and an own-words passage the terms match
+
+    def scored(live: list[str]) -> dict[int, float]:
+        match = " OR ".join(lexical.literal(term) for term in live)
+        return store.scores(match, ids, heading_weight=lexical.HEADING_WEIGHT)
+
+    mine = scored(terms.live(terms.own))
+    whole = scored(terms.live([*terms.own, *terms.extra]))
+    for hit in hits:
+        base = mine.get(hit.id, 0.0)
+        expected = base + lexical.EXPANSION_WEIGHT * (whole[hit.id] - base)
+        assert hit.score == pytest.approx(expected, rel=1e-9), hit.path
+    assert [hit.score for hit in hits] == sorted(hit.score for hit in hits)
     store.close()
 
 

@@ -13,9 +13,9 @@ import pytest
 
 from scout.corpus.passages import split_document
 from scout.kinds import passage_kind
+from scout.retrieve import lexical, retrieve
 from scout.retrieve import question as asked
 from scout.retrieve import rerank as rank
-from scout.retrieve import retrieve
 from scout.retrieve.lexical import HEADING_WEIGHT, build_query
 from scout.store import PassageHit, PassageRecord, Store
 from tests.fakes.corpus import filler
@@ -265,3 +265,55 @@ def test_project_scope_keeps_to_its_projects_whether_their_rows_are_one_run_or_n
         hits = retrieve(store, question, 20, projects=globs).hits
         assert hits and {h.project for h in hits} <= wanted
     assert {h.project for h in retrieve(store, question, 20).hits} > {"sphinx-doc/sphinx"}
+
+
+def _pages(project: str, words: str, count: int) -> list[PassageRecord]:
+    return [
+        PassageRecord(
+            project,
+            f"docs/p{n}.md",
+            SHA,
+            1,
+            3,
+            f"{project} page {n}",
+            f"{words} {'filler ' * n}",
+            "docs",
+            "corpus",
+            f"https://gitlab.example/{project}/-/blob/{SHA}/docs/p{n}.md#L1-3",
+        )
+        for n in range(count)
+    ]
+
+
+@pytest.mark.parametrize(
+    "others",
+    ["build cache" + " filler" * 12, "build cache build cache"],
+    ids=["named_fills_the_top", "others_in_the_top"],
+)
+def test_a_named_project_is_ranked_apart_only_when_the_whole_ranking_leaves_it_out(
+    store: Store, others: str
+) -> None:
+    # The named project's own ranking is the whole one's without the other projects: when the
+    # whole top 8 is the named project's already, ranking it again adds nothing (and is not
+    # done); when other projects' passages are in it, the named one's are ranked on their own.
+    store.insert_passages(
+        [*_pages("g/hugo", "build cache", 12), *_pages("g/other", others, 12), *filler()]
+    )
+    named = ("g/hugo",)
+    terms = lexical.Terms.of(store, asked.Question.of("build cache"))
+    live = terms.live(terms.own)
+    whole = terms.ranked(live, 8, None)
+    part = terms.ranked(live, 8, named)
+    expected = [*whole, *(h for h in part if h.id not in {w.id for w in whole})]
+    searches: list[str] = []
+    store.trace(lambda sql: searches.append(sql) if "bm25(" in sql else None)
+    hits = lexical.own_words(terms, 8, [None, named])
+    store.trace(None)
+    assert [h.id for h in hits] == [h.id for h in expected]
+    ranked_apart = any("between" in sql for sql in searches)
+    if "filler" in others:  # the other project's pages are longer: hugo's fill the top
+        assert {h.project for h in whole} == {"g/hugo"} and not ranked_apart
+        assert len(hits) == 8
+    else:
+        assert "g/other" in {h.project for h in whole} and ranked_apart
+        assert {h.project for h in hits[8:]} == {"g/hugo"} and len(hits) > 8

@@ -144,19 +144,63 @@ def with_expansion(
     if len(live) == len(own_live):
         return own
     extra_live = [term for term in live if term not in own_live]
-    hits = _joined(own, _ranked(terms, extra_live, depth, scopes))
-    whole = terms.store.scores(_any(live), [h.id for h in hits], heading_weight=HEADING_WEIGHT)
-    hits = [dataclasses.replace(h, score=whole.get(h.id, 0.0)) for h in hits]
-    return _below_own(terms.store, hits, own_live)
+    theirs = _ranked(terms, extra_live, depth, scopes)
+    # BM25 is a sum over the query's phrases, so a passage's score by every term is its own
+    # words' score plus the terms' score. Each pool holds one part of its passages' scores
+    # already; only the other part is asked for (scoring every passage by all the terms again,
+    # as first built, read the own words' rows twice: a fifth of an expanded question's time).
+    mine = {hit.id: hit.score for hit in own}
+    extra = {hit.id: hit.score for hit in theirs}
+    hits = _joined(own, theirs)
+    mine.update(_scores(terms.store, own_live, [h.id for h in hits if h.id not in mine]))
+    extra.update(_scores(terms.store, extra_live, [h.id for h in hits if h.id not in extra]))
+    weighed = [
+        dataclasses.replace(h, score=mine.get(h.id, 0.0) + EXPANSION_WEIGHT * extra.get(h.id, 0.0))
+        for h in hits
+    ]
+    return sorted(weighed, key=_order)
+
+
+def _scores(store: Store, terms: list[str], ids: list[int]) -> dict[int, float]:
+    """The BM25 scores of the rows ``ids`` by ``terms`` (those they match)."""
+    if not terms or not ids:
+        return {}
+    return store.scores(_any(terms), ids, heading_weight=HEADING_WEIGHT)
 
 
 def _ranked(
     terms: Terms, live: list[str], depth: int, scopes: Sequence[tuple[str, ...] | None]
 ) -> list[PassageHit]:
     hits: list[PassageHit] = []
-    for within in scopes if live else ():
-        hits = _joined(hits, terms.ranked(live, depth, within))
+    first: list[PassageHit] = []
+    for n, within in enumerate(scopes if live else ()):
+        if n and _holds(first, depth, scopes[0], within):
+            continue
+        found = terms.ranked(live, depth, within)
+        first = found if n == 0 else first
+        hits = _joined(hits, found)
     return hits
+
+
+def _holds(
+    first: list[PassageHit],
+    depth: int,
+    outer: tuple[str, ...] | None,
+    within: tuple[str, ...] | None,
+) -> bool:
+    """Whether the ranking in ``outer`` already is the ranking in ``within``, a part of it.
+
+    A part's ranking is the whole's with the other projects' passages left out (the scores
+    are the whole index's either way), so when the whole's exact top ``depth`` all lie in the
+    part, they are the part's top ``depth`` too, and ranking the part again adds nothing. Most
+    questions that name a project are such (69 of 81 at 95k passages of realdocs-dev): it
+    spared them a second ranking, a third of their time.
+    """
+    if within is None or len(first) < depth:
+        return False
+    if outer is not None and not set(within) <= set(outer):
+        return False
+    return all(hit.project in within for hit in first)
 
 
 # A second word that makes a verb into the noun written as one word ("log in" -> "login",
@@ -320,19 +364,6 @@ def _joined(hits: list[PassageHit], more: list[PassageHit]) -> list[PassageHit]:
     """``hits`` and then those of ``more`` it does not hold."""
     seen = {hit.id for hit in hits}
     return [*hits, *(hit for hit in more if hit.id not in seen)]
-
-
-def _below_own(store: Store, hits: list[PassageHit], own: list[str]) -> list[PassageHit]:
-    """``hits`` scored so that expansion terms count ``EXPANSION_WEIGHT`` of what the question's
-    own words count: own score + weight x (whole score - own score)."""
-    mine = (
-        store.scores(_any(own), [h.id for h in hits], heading_weight=HEADING_WEIGHT) if own else {}
-    )
-    out = []
-    for hit in hits:
-        base = mine.get(hit.id, 0.0)
-        out.append(dataclasses.replace(hit, score=base + EXPANSION_WEIGHT * (hit.score - base)))
-    return sorted(out, key=_order)
 
 
 def expansion_terms(expanded: Sequence[str]) -> list[str]:

@@ -85,7 +85,10 @@ class Corpus(Connected):
 
     def passage_count(self, origin: str | None = None) -> int:
         if origin is None:
-            return int(self._db.execute("select count(*) from passages").fetchone()[0])
+            return self.derived(
+                "passages",
+                lambda: int(self._db.execute("select count(*) from passages").fetchone()[0]),
+            )
         return int(
             self._db.execute("select count(*) from passages where origin = ?", [origin]).fetchone()[
                 0
@@ -177,17 +180,25 @@ class Corpus(Connected):
     def count_matches(
         self, match: str, cap: int, *, projects: tuple[str, ...] | None = None
     ) -> int:
-        """How many rows match ``match`` (in ``projects``), counting no further than ``cap``."""
+        """How many rows match ``match`` (in ``projects``), counting no further than ``cap``.
+
+        Kept until the passages change (:meth:`derived`): a common word costs its whole list of
+        rows to count, and the askers of one estate use the same words question after question.
+        """
         within, args = self._within(projects)
-        try:
-            row = self._db.execute(
-                "select count(*) from (select rowid from passages_fts "
-                f"where passages_fts match ? {within} limit ?)",
-                [match, *args, cap],
-            ).fetchone()
-        except sqlite3.OperationalError as exc:
-            raise StoreError(f"search failed on {self.path}: {exc}") from exc
-        return int(row[0])
+
+        def count() -> int:
+            try:
+                row = self._db.execute(
+                    "select count(*) from (select rowid from passages_fts "
+                    f"where passages_fts match ? {within} limit ?)",
+                    [match, *args, cap],
+                ).fetchone()
+            except sqlite3.OperationalError as exc:
+                raise StoreError(f"search failed on {self.path}: {exc}") from exc
+            return int(row[0])
+
+        return self.derived(("count", match, cap, projects), count)
 
     def project_names(self, globs: Iterable[str] = ()) -> tuple[str, ...]:
         """The projects that have passages, in path order; with ``globs``, those whose full path
@@ -204,13 +215,18 @@ class Corpus(Connected):
         return tuple(name for (name,) in rows)
 
     def _within(self, projects: tuple[str, ...] | None) -> tuple[str, list[object]]:
+        """The clause that keeps a MATCH to ``projects``' rows (worked out once for the
+        passages as they are: :meth:`derived`)."""
+        if projects is None:
+            return "", []
+        return self.derived(("within", projects), lambda: self._runs_clause(projects))
+
+    def _runs_clause(self, projects: tuple[str, ...]) -> tuple[str, list[object]]:
         """The clause that keeps a MATCH to ``projects``' rows.
 
         A project's passages are written in one transaction, so their ids are usually one run:
         then the clause is a test of the rowid against those runs, which costs nothing per
         row. Otherwise (signposted passages in between) the project's ids are looked up."""
-        if projects is None:
-            return "", []
         runs: list[tuple[int, int]] = []
         for project in projects:
             low, high, count = self._db.execute(
