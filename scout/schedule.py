@@ -29,6 +29,9 @@ _FIELDS: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
     ("day of week", 0, 7, _DAYS),
 )
 _ITEM = re.compile(r"^(?:(\*)|(\w+)(?:-(\w+))?)(?:/(\d+))?$")
+# Every minute listed one by one, in five fields, fits in 400 characters: longer is no schedule,
+# and parsing it (splitting a config value of megabytes) would be work for nothing.
+MAX_SCHEDULE_CHARS = 1_000
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,11 @@ class Schedule:
 
 def parse_schedule(text: str) -> Schedule:
     """The schedule ``text`` stands for; ValueError saying what is wrong and what would do."""
+    if len(text) > MAX_SCHEDULE_CHARS:
+        raise ValueError(
+            f"the schedule is {len(text):,} characters long; a cron expression or an interval "
+            f"is at most {MAX_SCHEDULE_CHARS:,} (such as '*/30 * * * *' or '30m')"
+        )
     match = _INTERVAL.match(text)
     if match:
         seconds = int(match.group(1)) * _SECONDS[match.group(2)]

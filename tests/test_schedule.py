@@ -58,6 +58,8 @@ def test_intervals(schedule: str, seconds: int) -> None:
         ("*/0 * * * *", "minute step in '*/0' must be positive"),
         ("0 0 L * *", "day of month 'L' is not a number"),
         ("0,,5 * * * *", "minute '' is not"),
+        ("a " * 40_000 + "* * * *", "the schedule is 80,007 characters long"),
+        (",".join(["0"] * 600) + " * * * *", "at most 1,000"),
     ],
 )
 def test_bad_schedules_say_what_is_wrong(schedule: str, message: str) -> None:
