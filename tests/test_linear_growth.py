@@ -10,6 +10,7 @@ cases below are the review's classes, which took quadratic time before their pat
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from types import ModuleType
 
@@ -306,3 +307,32 @@ def test_hand_made_worst_cases_grow_linearly(case: str) -> None:
     run, make = HAND_MADE[case]
     n, ratio = growth(run, make)
     assert ratio <= MAX_RATIO, f"{case}: {ratio:.1f}x at {n} -> {4 * n}"
+
+
+def _quadratic(text: str) -> object:
+    """A search for a "b" from every place of a text of "a"s: each scans on to the end."""
+    return [text.find("b", i) for i in range(len(text))]
+
+
+def _three_halves(text: str) -> object:
+    """A count of the rest of a text from every (square root of its length)-th place."""
+    return [text.count("a", i) for i in range(0, len(text), math.isqrt(len(text)))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("run", "linear"),
+    [
+        (_quadratic, False),
+        (_three_halves, False),
+        (lambda text: sum(1 for _ in text), True),
+    ],
+    ids=["n^2", "n^1.5", "n"],
+)
+def test_the_growth_check_tells_growth_from_linear_work(
+    run: Callable[[str], object], linear: bool
+) -> None:
+    # What every check above leans on: super-linear work is over the bound however often it is
+    # measured again, and linear work under it.
+    n, ratio = growth(run, lambda size: "a" * size)
+    assert (ratio <= MAX_RATIO) is linear, f"{ratio:.1f}x at {n}"

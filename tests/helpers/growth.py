@@ -5,7 +5,7 @@ time on size n, both measured in the same run, and never compares a time with a 
 seconds (the machine is shared and its speed unknown). Times are this thread's CPU time, so
 waiting for a core on a loaded machine does not count. Linear work gives about 4x; quadratic
 backtracking gives about 16x; the bound is 6x (the contract in DESIGN.md, "Hostile input is
-bounded by construction").
+bounded by construction"), measured again over a wider span before a case fails (``growth``).
 
 `assert_linear(make, n)` checks one call built for each size; `growth(run, make)` finds a size
 worth timing by itself and returns the ratio.
@@ -80,6 +80,16 @@ def _start(run: Callable[[str], object], make: Make) -> tuple[int, float | None]
     return n, None
 
 
+def _interleaved(run: Callable[[str], object], small: str, big: str, calls: int) -> float:
+    """Time at ``big`` / time at ``small``, the best of five timings each, taken in turn so that
+    a slow spell of the machine slows both sizes."""
+    times = {len(small): float("inf"), len(big): float("inf")}
+    for _ in range(5):
+        for text in (small, big):
+            times[len(text)] = min(times[len(text)], _seconds(run, text, 1, calls))
+    return times[len(big)] / max(times[len(small)], 1e-9)
+
+
 def growth(run: Callable[[str], object], make: Make) -> tuple[int, float]:
     """(n, time at 4n / time at n) for `run` on `make(n)` and `make(4 * n)`.
 
@@ -87,7 +97,9 @@ def growth(run: Callable[[str], object], make: Make) -> tuple[int, float]:
     best of five interleaved timings, so a scheduler pause on a loaded machine does not read as
     quadratic work, and the second time at 2n and 8n: linear code can step once between two
     sizes (a buffer outgrowing a cache: rst titles read 5x to 6.4x from 2,048 to 8,192
-    characters and 3.9x from 4,096 to 16,384), quadratic work is 16x at every size."""
+    characters and 3.9x from 4,096 to 16,384), quadratic work is 16x at every size. Still over
+    the bound, the ratio is the one per 4x over n to 16n (a step is spread over two 4x's, growth
+    is not: tests/test_linear_growth.py checks that n^2 and n^1.5 stay over it)."""
     n, at_n = _start(run, make)
     if at_n is None and n == MAX_N:
         big = make(4 * n)
@@ -106,20 +118,23 @@ def growth(run: Callable[[str], object], make: Make) -> tuple[int, float]:
             return n, 1.0
     small = make(n)
     ratio = at_4n / max(at_n, 1e-9)
+    # A function still under the floor at MAX_N is timed over enough calls to pass it: a ratio
+    # of two timer readings of a few microseconds is noise (6.1x once, under load).
+    calls = max(1, math.ceil(FLOOR_SECONDS / max(at_n, 1e-6)))
     for shift in range(2):  # quadratic work is over the bound every time; a pause is not
         if ratio <= MAX_RATIO:
-            break
+            return n, ratio
         if shift:
             small, big = make(2 * n), make(8 * n)
-        # A function still under the floor at MAX_N is timed over enough calls to pass it: a
-        # ratio of two timer readings of a few microseconds is noise (6.1x once, under load).
-        calls = max(1, math.ceil(FLOOR_SECONDS / max(at_n, 1e-6)))
-        times = {len(small): float("inf"), len(big): float("inf")}
-        for _ in range(5):  # interleaved, so a slow spell of the machine slows both sizes
-            for text in (small, big):
-                times[len(text)] = min(times[len(text)], _seconds(run, text, 1, calls))
-        ratio = times[len(big)] / max(times[len(small)], 1e-9)
-    return n, ratio
+        ratio = _interleaved(run, small, big, calls)
+    if ratio <= MAX_RATIO:
+        return n, ratio
+    # Still over: one step, or growth? Under a loaded parallel run, linear code read 6.8x to 7.9x
+    # from 16,384 to 65,536 characters, every time (a string and its pieces outgrowing a cache
+    # shared with the other workers), where alone it reads 4x. Over 16 times the size, linear
+    # work with one such step reads under 30x; quadratic work reads 256x, and n^1.5 64x: the
+    # ratio per 4x over that span (its square root) is what is bounded.
+    return n, math.sqrt(_interleaved(run, make(n), make(16 * n), calls))
 
 
 ROUNDS = 5  # the best of a few runs each, taken in turn, so one preempted run cannot decide
