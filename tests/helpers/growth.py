@@ -80,11 +80,13 @@ def _start(run: Callable[[str], object], make: Make) -> tuple[int, float | None]
     return n, None
 
 
-def _interleaved(run: Callable[[str], object], small: str, big: str, calls: int) -> float:
-    """Time at ``big`` / time at ``small``, the best of five timings each, taken in turn so that
-    a slow spell of the machine slows both sizes."""
+def _interleaved(
+    run: Callable[[str], object], small: str, big: str, calls: int, rounds: int = 5
+) -> float:
+    """Time at ``big`` / time at ``small``, the best of ``rounds`` timings each, taken in turn
+    so that a slow spell of the machine slows both sizes."""
     times = {len(small): float("inf"), len(big): float("inf")}
-    for _ in range(5):
+    for _ in range(rounds):
         for text in (small, big):
             times[len(text)] = min(times[len(text)], _seconds(run, text, 1, calls))
     return times[len(big)] / max(times[len(small)], 1e-9)
@@ -134,7 +136,7 @@ def growth(run: Callable[[str], object], make: Make) -> tuple[int, float]:
     # shared with the other workers), where alone it reads 4x. Over 16 times the size, linear
     # work with one such step reads under 30x; quadratic work reads 256x, and n^1.5 64x: the
     # ratio per 4x over that span (its square root) is what is bounded.
-    return n, math.sqrt(_interleaved(run, make(n), make(16 * n), calls))
+    return n, math.sqrt(_interleaved(run, make(n), make(16 * n), calls, rounds=3))
 
 
 ROUNDS = 5  # the best of a few runs each, taken in turn, so one preempted run cannot decide
