@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scout.records import PassageRecord
-from scout.store import ProjectRow, Store, base
+from scout.store import ProjectRow, Store, corpus
 
 HEADING_WEIGHT = 2.0
 
@@ -101,8 +101,12 @@ def test_nothing_read_half_way_through_a_write_is_kept(store: Store) -> None:
 
 
 def test_what_is_kept_is_bounded(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(base, "MAX_DERIVED", 8)
+    monkeypatch.setattr(corpus, "MAX_COUNTS", 8)
+    monkeypatch.setattr(corpus, "MAX_SCOPES", 2)
     for n in range(50):
         assert store.count_matches(f'"word{n}"', 100) == 0
-        assert len(store._derived) <= 8
+        assert store.count_matches('"widget"', 100, projects=(f"acme/{n}",)) == 0
+        assert len(store._derived["count"]) <= 8
+        assert len(store._derived["scope"]) <= 2
     assert store.count_matches('"widget"', 100) == 5
+    assert store.count_matches('"widget"', 100, projects=("acme/a", "acme/b")) == 5

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
@@ -16,10 +16,6 @@ from scout.store.faults import Guarded
 # Bumped by every write to the passages or their vectors (``Connected._passages_changed``).
 GENERATION_SETTING = "store.generation"
 T = TypeVar("T")
-# Facts derived from the passages kept per connection (``Connected.derived``): a project
-# scope's clause, a word's row count. Bounded against askers who never repeat a word: at most
-# a few megabytes (a count's key is a query literal of at most a few hundred characters).
-MAX_DERIVED = 10_000
 # The columns are the record's fields, read by name: dataclasses.asdict deep-copies every value
 # and was an eighth of an index's CPU time (2,160 passages: 0.29 s of 2.2 s).
 _PASSAGE_COLUMNS = tuple(f.name for f in fields(PassageRecord))
@@ -44,7 +40,7 @@ class Connected:
     def __init__(self, db: Guarded, path: Path) -> None:
         self._db = db
         self.path = path
-        self._derived: dict[object, object] = {}
+        self._derived: dict[str, dict[Hashable, object]] = {}
         self._derived_generation = -1
         self._writing = False
 
@@ -122,9 +118,11 @@ class Connected:
         value = self.setting(GENERATION_SETTING) or "0"
         return int(value) if value.isdigit() else 0
 
-    def derived(self, key: object, compute: Callable[[], T]) -> T:
+    def derived(self, family: str, key: Hashable, compute: Callable[[], T], *, most: int) -> T:
         """``compute()``, a fact about the passages, read again only once they changed (by this
-        connection or another process: the generation says).
+        connection or another process: the generation says). A connection keeps at most
+        ``most`` facts of a ``family`` (its caller knows how large one is): askers who never
+        ask the same thing twice cannot grow it.
 
         Why: at 100k passages the row count and a project's id runs cost 2 ms each, and every
         question asked for them several times over (a tenth of a long question's time)."""
@@ -134,12 +132,15 @@ class Connected:
             self._derived_generation = -1
             return compute()
         generation = self.generation()
-        if generation != self._derived_generation or len(self._derived) >= MAX_DERIVED:
+        if generation != self._derived_generation:
             self._derived.clear()
             self._derived_generation = generation
-        if key not in self._derived:
-            self._derived[key] = compute()
-        return self._derived[key]  # type: ignore[return-value]
+        facts = self._derived.setdefault(family, {})
+        if key not in facts:
+            if len(facts) >= most:
+                facts.clear()
+            facts[key] = compute()
+        return facts[key]  # type: ignore[return-value]
 
     def _insert_passage(self, record: PassageRecord, words: str) -> None:
         """One passage row (its FTS5 entry follows by trigger); ``words`` from

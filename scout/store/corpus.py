@@ -22,6 +22,11 @@ from scout.store.records import (
 # The third column, the words of a passage's identifiers (``scout.identifiers``), weighs as its
 # body: measured on realdocs-dev's tune questions, 0.5 and 1.0 ranked alike and 2.0 lower.
 WORDS_WEIGHT = 1.0
+# What a connection keeps of the passages between questions (``Connected.derived``): a word's
+# row count (its key a query literal of at most a few hundred characters: a few megabytes at
+# most) and a scope's clause (as large as its list of projects, so fewer of them).
+MAX_COUNTS = 10_000
+MAX_SCOPES = 64
 
 
 class Corpus(Connected):
@@ -87,7 +92,9 @@ class Corpus(Connected):
         if origin is None:
             return self.derived(
                 "passages",
+                None,
                 lambda: int(self._db.execute("select count(*) from passages").fetchone()[0]),
+                most=1,
             )
         return int(
             self._db.execute("select count(*) from passages where origin = ?", [origin]).fetchone()[
@@ -198,7 +205,7 @@ class Corpus(Connected):
                 raise StoreError(f"search failed on {self.path}: {exc}") from exc
             return int(row[0])
 
-        return self.derived(("count", match, cap, projects), count)
+        return self.derived("count", (match, cap, projects), count, most=MAX_COUNTS)
 
     def project_names(self, globs: Iterable[str] = ()) -> tuple[str, ...]:
         """The projects that have passages, in path order; with ``globs``, those whose full path
@@ -219,7 +226,7 @@ class Corpus(Connected):
         passages as they are: :meth:`derived`)."""
         if projects is None:
             return "", []
-        return self.derived(("within", projects), lambda: self._runs_clause(projects))
+        return self.derived("scope", projects, lambda: self._runs_clause(projects), most=MAX_SCOPES)
 
     def _runs_clause(self, projects: tuple[str, ...]) -> tuple[str, list[object]]:
         """The clause that keeps a MATCH to ``projects``' rows.
