@@ -101,7 +101,7 @@ def growth(run: Callable[[str], object], make: Make) -> tuple[int, float]:
     sizes (a buffer outgrowing a cache: rst titles read 5x to 6.4x from 2,048 to 8,192
     characters and 3.9x from 4,096 to 16,384), quadratic work is 16x at every size. Still over
     the bound, the ratio is the one per 4x over n to 16n (a step is spread over two 4x's, growth
-    is not: tests/test_linear_growth.py checks that n^2 and n^1.5 stay over it)."""
+    is not: tests/test_linear_growth.py checks that n^2 stays over it)."""
     n, at_n = _start(run, make)
     if at_n is None and n == MAX_N:
         big = make(4 * n)
