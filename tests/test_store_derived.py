@@ -3,12 +3,14 @@ every write: this connection's, another connection's, a write half-way through."
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 
 import pytest
 
 from scout.records import PassageRecord
-from scout.store import ProjectRow, Store, corpus
+from scout.store import ProjectRow, Store, base, corpus
 
 HEADING_WEIGHT = 2.0
 
@@ -110,3 +112,23 @@ def test_what_is_kept_is_bounded(store: Store, monkeypatch: pytest.MonkeyPatch) 
         assert len(store._derived["scope"]) <= 2
     assert store.count_matches('"widget"', 100) == 5
     assert store.count_matches('"widget"', 100, projects=("acme/a", "acme/b")) == 5
+
+
+def test_every_writer_of_passages_counts_its_write() -> None:
+    # What readers keep (the dense matrix, a connection's counts) is read again when the
+    # generation moves: a write to the passages that does not move it leaves them stale.
+    writes = re.compile(
+        r"delete from passages\b|update passages\b|insert into passages\b|_insert_passage\("
+    )
+    unmarked = []
+    for path in sorted((Path(base.__file__).parent).glob("*.py")):
+        if path.name == "schema.py":  # migrations run as a store is opened, before any reader
+            continue
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.FunctionDef) or node.name == "_insert_passage":
+                continue
+            body = ast.get_source_segment(source, node) or ""
+            if writes.search(body) and "self._passages_changed()" not in body:
+                unmarked.append(f"{path.name}:{node.name}")
+    assert unmarked == []
