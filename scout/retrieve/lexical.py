@@ -177,7 +177,8 @@ def _ranked(
         if n and _holds(first, depth, scopes[0], within):
             continue
         found = terms.ranked(live, depth, within)
-        first = found if n == 0 else first
+        if n == 0:
+            first = found
         hits = _joined(hits, found)
     return hits
 

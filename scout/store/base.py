@@ -128,8 +128,8 @@ class Connected:
         question asked for them several times over (a tenth of a long question's time)."""
         if self._writing:
             # Half-way through a write, the generation is bumped before the rows are written:
-            # nothing read now may be kept under it.
-            self._derived_generation = -1
+            # nothing read now may be kept under it (once the write ends, the generation says
+            # whether what was kept before still holds: moved on a commit, not on a rollback).
             return compute()
         generation = self.generation()
         if generation != self._derived_generation:
